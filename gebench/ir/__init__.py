@@ -1,0 +1,31 @@
+"""gebench's graph IR: GE semantics on a networkx store.
+
+Public surface: :class:`Graph`, :class:`Node`, :class:`TensorDesc`, :class:`TensorValue`,
+:class:`DataType`, :class:`Format`, the text form (:func:`to_text`, :func:`parse_text`) and the errors.
+"""
+
+from ._graph import CONTROL_PORT, Graph
+from ._node import Node
+from ._tensor import UNKNOWN_DIM, UNKNOWN_RANK, TensorDesc, TensorValue
+from ._text import parse_text, to_text
+from ._types import DataType, Format, data_type_from_numpy, numpy_dtype
+from .errors import CycleError, GraphError, TextFormError
+
+__all__ = [
+    "CONTROL_PORT",
+    "CycleError",
+    "DataType",
+    "Format",
+    "Graph",
+    "GraphError",
+    "Node",
+    "TensorDesc",
+    "TensorValue",
+    "TextFormError",
+    "UNKNOWN_DIM",
+    "UNKNOWN_RANK",
+    "data_type_from_numpy",
+    "numpy_dtype",
+    "parse_text",
+    "to_text",
+]

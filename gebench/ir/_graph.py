@@ -1,0 +1,636 @@
+"""The IR graph: a ``networkx.MultiDiGraph`` store behind a small, index-keeping API."""
+
+from __future__ import annotations
+
+import itertools
+import logging
+import math
+from collections.abc import Iterable, Iterator, Sequence
+from typing import Any
+
+import networkx as nx
+
+from ._node import Node
+from ._tensor import TensorDesc, _copy_attr_dict
+from .errors import CycleError, GraphError
+
+__all__ = ["Graph", "CONTROL_PORT"]
+
+_log = logging.getLogger(__name__)
+
+#: Port number used for both ends of a control edge (GE uses -1 for control anchors).
+CONTROL_PORT = -1
+
+
+class Graph:
+    """A GE graph: nodes with typed anchors, data edges, control edges and subgraphs.
+
+    Storage: ``networkx.MultiDiGraph`` keyed by node id; a data edge's key is
+    ``(src_port, dst_port)``, a control edge's key is ``(-1, -1)``.
+
+    Indexes kept current by every mutation (all O(1) or O(degree) to maintain):
+
+    * ``op type -> node ids`` (:meth:`nodes_of_type`),
+    * ``name -> node id`` (:meth:`node_by_name`),
+    * per-input producer and per-output use lists (:meth:`producer`, :meth:`uses`),
+    * topological positions (:meth:`position`): ``position(u) < position(v)`` for every edge ``u -> v``.
+      New nodes go last; an edge that breaks the order triggers a Pearce-Kelly reordering that only
+      touches nodes whose positions lie between the two ends.
+
+    Invariants are checked by :meth:`verify`. Subgraphs (bodies of If/While/PartitionedCall) live on the
+    root graph as in GE; a node refers to them by name in ``Node.subgraph_names``.
+    """
+
+    def __init__(self, name: str = "graph") -> None:
+        self.name = name
+        self.attrs: dict[str, Any] = {}
+        self._store = nx.MultiDiGraph()
+        self._nodes: dict[int, Node] = {}
+        self._by_name: dict[str, int] = {}
+        self._by_type: dict[str, dict[int, None]] = {}
+        self._producers: dict[int, list[tuple[int, int] | None]] = {}
+        self._uses: dict[int, list[list[tuple[int, int]]]] = {}
+        self._pos: dict[int, float] = {}
+        self._taken: set[float] = set()
+        self._next_pos = 0.0
+        self._ids = itertools.count()
+        self._name_counters: dict[str, int] = {}
+        self.subgraphs: dict[str, Graph] = {}
+        self.parent_graph: Graph | None = None
+        self.parent_node_name: str = ""
+
+    # ------------------------------------------------------------------ nodes
+    def add_node(
+        self,
+        op_type: str,
+        *,
+        name: str | None = None,
+        attrs: dict[str, Any] | None = None,
+        inputs: Sequence[TensorDesc] | int = 0,
+        outputs: Sequence[TensorDesc] | int = 0,
+        input_names: Sequence[str] | None = None,
+        output_names: Sequence[str] | None = None,
+        node_id: int | None = None,
+    ) -> Node:
+        """Add an unconnected node and return it. O(1).
+
+        Args:
+            op_type: GE op type, for example ``"MatMul"``.
+            name: unique name; ``None`` picks ``<op_type>_<k>`` with the first free ``k``.
+            inputs / outputs: anchor descs, or a count of default descs.
+            input_names / output_names: anchor names parallel to the descs (``""`` by default).
+            node_id: an explicit id (used by the text parser); must be unused and never used before.
+
+        Raises:
+            GraphError: the name is taken, the id was used, or the name lists do not fit the descs.
+        """
+        if name is None:
+            name = self.fresh_name(op_type)
+        if name in self._by_name:
+            raise GraphError(f"graph {self.name!r} already has a node named {name!r}; pick another name")
+        if node_id is None:
+            node_id = next(self._ids)
+        else:
+            if node_id in self._nodes or node_id < 0:
+                raise GraphError(f"node id {node_id} is already used in graph {self.name!r}")
+            # keep the id counter above every explicit id so ids are never reused
+            current = next(self._ids)
+            self._ids = itertools.count(max(current, node_id + 1))
+        node = Node(node_id, name, op_type, self)
+        node.inputs = [TensorDesc() for _ in range(inputs)] if isinstance(inputs, int) else [d.copy() for d in inputs]
+        node.outputs = [TensorDesc() for _ in range(outputs)] if isinstance(outputs, int) else [d.copy() for d in outputs]
+        node.input_names = list(input_names) if input_names is not None else [""] * len(node.inputs)
+        node.output_names = list(output_names) if output_names is not None else [""] * len(node.outputs)
+        if len(node.input_names) != len(node.inputs) or len(node.output_names) != len(node.outputs):
+            raise GraphError(f"node {name!r}: anchor names do not line up with anchor descs")
+        if attrs:
+            node.attrs.update(attrs)
+        self._nodes[node_id] = node
+        self._by_name[name] = node_id
+        self._by_type.setdefault(op_type, {})[node_id] = None
+        self._producers[node_id] = [None] * len(node.inputs)
+        self._uses[node_id] = [[] for _ in node.outputs]
+        self._pos[node_id] = self._next_pos
+        self._taken.add(self._next_pos)
+        self._next_pos += 1.0
+        self._store.add_node(node_id)
+        return node
+
+    def fresh_name(self, prefix: str) -> str:
+        """A name ``<prefix>_<k>`` not used in this graph (amortised O(1))."""
+        k = self._name_counters.get(prefix, 0)
+        while f"{prefix}_{k}" in self._by_name:
+            k += 1
+        self._name_counters[prefix] = k + 1
+        return f"{prefix}_{k}"
+
+    def remove_node(self, node: Node) -> None:
+        """Disconnect ``node`` from everything and remove it. O(degree).
+
+        The node object is marked dead (``node.alive`` is False); its id is never reused.
+        """
+        self._check_mine(node)
+        nid = node.id
+        for port, prod in enumerate(self._producers[nid]):
+            if prod is not None:
+                self._unlink(prod[0], prod[1], nid, port)
+        for port, uses in enumerate(self._uses[nid]):
+            for dst, dst_port in list(uses):
+                self._unlink(nid, port, dst, dst_port)
+        self._store.remove_node(nid)
+        del self._nodes[nid]
+        del self._by_name[node.name]
+        bucket = self._by_type[node.op_type]
+        del bucket[nid]
+        if not bucket:
+            del self._by_type[node.op_type]
+        self._taken.discard(self._pos[nid])
+        del self._producers[nid], self._uses[nid], self._pos[nid]
+        node._graph = None
+
+    def rename(self, node: Node, new_name: str) -> None:
+        """Rename ``node``. Raises GraphError when the name is taken."""
+        self._check_mine(node)
+        if new_name == node.name:
+            return
+        if new_name in self._by_name:
+            raise GraphError(f"cannot rename {node.name!r}: graph {self.name!r} already has a node named {new_name!r}")
+        del self._by_name[node.name]
+        self._by_name[new_name] = node.id
+        node._name = new_name
+
+    def set_op_type(self, node: Node, op_type: str) -> None:
+        """Change the op type of ``node``, keeping the op-type index current."""
+        self._check_mine(node)
+        bucket = self._by_type[node.op_type]
+        del bucket[node.id]
+        if not bucket:
+            del self._by_type[node.op_type]
+        self._by_type.setdefault(op_type, {})[node.id] = None
+        node._op_type = op_type
+
+    def add_input_anchor(self, node: Node, desc: TensorDesc | None = None, name: str = "") -> int:
+        """Append an input anchor to ``node``; returns its index."""
+        self._check_mine(node)
+        node.inputs.append(desc.copy() if desc is not None else TensorDesc())
+        node.input_names.append(name)
+        self._producers[node.id].append(None)
+        return len(node.inputs) - 1
+
+    def add_output_anchor(self, node: Node, desc: TensorDesc | None = None, name: str = "") -> int:
+        """Append an output anchor to ``node``; returns its index."""
+        self._check_mine(node)
+        node.outputs.append(desc.copy() if desc is not None else TensorDesc())
+        node.output_names.append(name)
+        self._uses[node.id].append([])
+        return len(node.outputs) - 1
+
+    def remove_last_input_anchor(self, node: Node) -> None:
+        """Drop the last input anchor of ``node``; it must be unconnected."""
+        self._check_mine(node)
+        if not node.inputs:
+            raise GraphError(f"node {node.name!r} has no input anchor to remove")
+        if self._producers[node.id][-1] is not None:
+            raise GraphError(f"input {len(node.inputs) - 1} of {node.name!r} is still connected; remove its edge first")
+        node.inputs.pop()
+        node.input_names.pop()
+        self._producers[node.id].pop()
+
+    # ------------------------------------------------------------------ lookups
+    def __len__(self) -> int:
+        return len(self._nodes)
+
+    def __contains__(self, node: object) -> bool:
+        return isinstance(node, Node) and self._nodes.get(node.id) is node
+
+    def __iter__(self) -> Iterator[Node]:
+        return iter(self.nodes())
+
+    def nodes(self) -> list[Node]:
+        """All direct nodes in topological order (ties broken by position). O(n log n)."""
+        return [self._nodes[i] for i in sorted(self._nodes, key=self._pos.__getitem__)]
+
+    def node(self, node_id: int) -> Node:
+        """The node with id ``node_id``. Raises GraphError when absent."""
+        try:
+            return self._nodes[node_id]
+        except KeyError:
+            raise GraphError(f"graph {self.name!r} has no node with id {node_id}") from None
+
+    def has_node_id(self, node_id: int) -> bool:
+        return node_id in self._nodes
+
+    def node_by_name(self, name: str) -> Node:
+        """The node called ``name``. Raises GraphError when absent."""
+        try:
+            return self._nodes[self._by_name[name]]
+        except KeyError:
+            raise GraphError(f"graph {self.name!r} has no node named {name!r}") from None
+
+    def find(self, name: str) -> Node | None:
+        """The node called ``name`` or None."""
+        nid = self._by_name.get(name)
+        return None if nid is None else self._nodes[nid]
+
+    def nodes_of_type(self, op_type: str) -> list[Node]:
+        """Nodes of ``op_type`` in topological order. O(k log k) for k such nodes."""
+        ids = self._by_type.get(op_type, ())
+        return [self._nodes[i] for i in sorted(ids, key=self._pos.__getitem__)]
+
+    def op_types(self) -> list[str]:
+        """The op types present, sorted."""
+        return sorted(self._by_type)
+
+    def position(self, node: Node) -> float:
+        """The node's topological position (smaller comes first)."""
+        return self._pos[node.id]
+
+    def producer(self, node: Node, port: int) -> tuple[Node, int] | None:
+        """The (node, output port) feeding input ``port`` of ``node``, or None. O(1).
+
+        Raises:
+            GraphError: ``port`` is not an input anchor of ``node``.
+        """
+        self._check_in_port(node, port)
+        prod = self._producers[node.id][port]
+        return None if prod is None else (self._nodes[prod[0]], prod[1])
+
+    def producers(self, node: Node) -> list[tuple[Node, int] | None]:
+        """Producers of every input anchor of ``node``, in port order."""
+        return [None if p is None else (self._nodes[p[0]], p[1]) for p in self._producers[node.id]]
+
+    def uses(self, node: Node, port: int) -> list[tuple[Node, int]]:
+        """The (consumer, input port) pairs fed by output ``port`` of ``node``, in edge order. O(uses)."""
+        self._check_out_port(node, port)
+        return [(self._nodes[d], p) for d, p in self._uses[node.id][port]]
+
+    def all_uses(self, node: Node) -> list[tuple[int, Node, int]]:
+        """(output port, consumer, input port) for every data edge leaving ``node``."""
+        return [(sp, self._nodes[d], p) for sp, uses in enumerate(self._uses[node.id]) for d, p in uses]
+
+    def num_uses(self, node: Node, port: int | None = None) -> int:
+        """Count of data edges leaving ``node`` (or one output port of it)."""
+        lists = self._uses[node.id]
+        return len(lists[port]) if port is not None else sum(len(u) for u in lists)
+
+    def data_successors(self, node: Node) -> list[Node]:
+        """Distinct consumers of any output of ``node``, in first-use order."""
+        seen: dict[int, None] = {}
+        for uses in self._uses[node.id]:
+            for d, _ in uses:
+                seen[d] = None
+        return [self._nodes[i] for i in seen]
+
+    def control_predecessors(self, node: Node) -> list[Node]:
+        return [self._nodes[u] for u, _, k in self._store.in_edges(node.id, keys=True) if k == (CONTROL_PORT, CONTROL_PORT)]
+
+    def control_successors(self, node: Node) -> list[Node]:
+        return [self._nodes[v] for _, v, k in self._store.out_edges(node.id, keys=True) if k == (CONTROL_PORT, CONTROL_PORT)]
+
+    def successors(self, node: Node) -> list[Node]:
+        """Distinct nodes reached by one data or control edge."""
+        return [self._nodes[v] for v in self._store.successors(node.id)]
+
+    def predecessors(self, node: Node) -> list[Node]:
+        """Distinct nodes feeding ``node`` by a data or control edge."""
+        return [self._nodes[u] for u in self._store.predecessors(node.id)]
+
+    def data_edges(self) -> list[tuple[Node, int, Node, int]]:
+        """Every data edge as (src, src_port, dst, dst_port), ordered by destination position and port."""
+        out = []
+        for dst in self.nodes():
+            for port, prod in enumerate(self._producers[dst.id]):
+                if prod is not None:
+                    out.append((self._nodes[prod[0]], prod[1], dst, port))
+        return out
+
+    def control_edges(self) -> list[tuple[Node, Node]]:
+        """Every control edge as (src, dst), ordered by positions."""
+        edges = [(u, v) for u, v, k in self._store.edges(keys=True) if k == (CONTROL_PORT, CONTROL_PORT)]
+        edges.sort(key=lambda e: (self._pos[e[1]], self._pos[e[0]]))
+        return [(self._nodes[u], self._nodes[v]) for u, v in edges]
+
+    # ------------------------------------------------------------------ edges
+    def add_edge(self, src: Node, src_port: int, dst: Node, dst_port: int) -> None:
+        """Connect output ``src_port`` of ``src`` to input ``dst_port`` of ``dst``. O(1) amortised.
+
+        Raises:
+            GraphError: a port does not exist or the input is already fed.
+            CycleError: the edge would close a cycle (the graph is left unchanged).
+        """
+        self._check_mine(src)
+        self._check_mine(dst)
+        self._check_out_port(src, src_port)
+        self._check_in_port(dst, dst_port)
+        existing = self._producers[dst.id][dst_port]
+        if existing is not None:
+            prod = self._nodes[existing[0]]
+            raise GraphError(
+                f"input {dst_port} of {dst.name!r} is already fed by {prod.name}:{existing[1]}; "
+                "remove that edge first"
+            )
+        self._order_for_edge(src, dst)
+        self._producers[dst.id][dst_port] = (src.id, src_port)
+        self._uses[src.id][src_port].append((dst.id, dst_port))
+        self._store.add_edge(src.id, dst.id, key=(src_port, dst_port))
+
+    def remove_edge(self, src: Node, src_port: int, dst: Node, dst_port: int) -> None:
+        """Remove one data edge. Raises GraphError when it does not exist. O(uses of the source port)."""
+        self._check_mine(src)
+        self._check_mine(dst)
+        if dst_port < 0 or dst_port >= len(dst.inputs) or self._producers[dst.id][dst_port] != (src.id, src_port):
+            raise GraphError(f"there is no data edge {src.name}:{src_port} -> {dst.name}:{dst_port}")
+        self._unlink(src.id, src_port, dst.id, dst_port)
+
+    def add_control_edge(self, src: Node, dst: Node) -> None:
+        """Add a control edge ``src -> dst`` (idempotent).
+
+        Raises:
+            CycleError: the edge would close a cycle.
+        """
+        self._check_mine(src)
+        self._check_mine(dst)
+        if self._store.has_edge(src.id, dst.id, key=(CONTROL_PORT, CONTROL_PORT)):
+            return
+        self._order_for_edge(src, dst)
+        self._store.add_edge(src.id, dst.id, key=(CONTROL_PORT, CONTROL_PORT))
+
+    def remove_control_edge(self, src: Node, dst: Node) -> None:
+        """Remove a control edge. Raises GraphError when it does not exist."""
+        if not self._store.has_edge(src.id, dst.id, key=(CONTROL_PORT, CONTROL_PORT)):
+            raise GraphError(f"there is no control edge {src.name} -> {dst.name}")
+        self._store.remove_edge(src.id, dst.id, key=(CONTROL_PORT, CONTROL_PORT))
+
+    def has_control_edge(self, src: Node, dst: Node) -> bool:
+        return self._store.has_edge(src.id, dst.id, key=(CONTROL_PORT, CONTROL_PORT))
+
+    def replace_all_uses(self, old: Node, old_port: int, new: Node, new_port: int) -> None:
+        """Move every consumer of ``old:old_port`` onto ``new:new_port``. O(uses).
+
+        Raises:
+            CycleError: a move would close a cycle; the edges moved before it are moved back.
+        """
+        moved: list[tuple[Node, int]] = []
+        try:
+            for dst, port in self.uses(old, old_port):
+                self.remove_edge(old, old_port, dst, port)
+                try:
+                    self.add_edge(new, new_port, dst, port)
+                except GraphError:
+                    self.add_edge(old, old_port, dst, port)
+                    raise
+                moved.append((dst, port))
+        except GraphError:
+            for dst, port in moved:
+                self.remove_edge(new, new_port, dst, port)
+                self.add_edge(old, old_port, dst, port)
+            raise
+
+    def _unlink(self, src_id: int, src_port: int, dst_id: int, dst_port: int) -> None:
+        self._producers[dst_id][dst_port] = None
+        self._uses[src_id][src_port].remove((dst_id, dst_port))
+        self._store.remove_edge(src_id, dst_id, key=(src_port, dst_port))
+
+    # ------------------------------------------------------------------ order
+    def _order_for_edge(self, src: Node, dst: Node) -> None:
+        """Pearce-Kelly: make position(src) < position(dst), or raise CycleError.
+
+        Cost: proportional to the nodes whose positions lie between the two ends and are reachable
+        from ``dst`` (forward) or reach ``src`` (backward); zero when the order already holds.
+        """
+        if src.id == dst.id:
+            raise CycleError(f"an edge from {src.name!r} to itself would be a cycle")
+        pos = self._pos
+        lb, ub = pos[dst.id], pos[src.id]
+        if lb > ub:
+            return
+        forward: list[int] = []
+        seen = {dst.id}
+        stack = [dst.id]
+        while stack:
+            n = stack.pop()
+            forward.append(n)
+            for s in self._store.successors(n):
+                if s == src.id:
+                    raise CycleError(
+                        f"an edge {src.name!r} -> {dst.name!r} would close a cycle ({dst.name!r} already reaches {src.name!r})"
+                    )
+                if s not in seen and pos[s] < ub:
+                    seen.add(s)
+                    stack.append(s)
+        backward: list[int] = []
+        seen_b = {src.id}
+        stack = [src.id]
+        while stack:
+            n = stack.pop()
+            backward.append(n)
+            for p in self._store.predecessors(n):
+                if p not in seen_b and pos[p] > lb:
+                    seen_b.add(p)
+                    stack.append(p)
+        backward.sort(key=pos.__getitem__)
+        forward.sort(key=pos.__getitem__)
+        slots = sorted(pos[n] for n in itertools.chain(backward, forward))
+        for n, slot in zip(itertools.chain(backward, forward), slots, strict=True):
+            pos[n] = slot
+
+    def place_between(self, nodes: Sequence[Node], after: Iterable[Node], before: Iterable[Node]) -> None:
+        """Give ``nodes`` (listed in a valid topological order) positions after every node in ``after``
+        and before every node in ``before``, so later edges to and from them need no reordering.
+
+        Used by the rewriter for freshly inserted nodes. O(len(nodes)); falls back to renumbering all
+        positions (O(n log n)) when the gap is exhausted by float precision.
+        """
+        if not nodes:
+            return
+        after, before = list(after), list(before)
+        lo = max((self._pos[n.id] for n in after), default=None)
+        hi = min((self._pos[n.id] for n in before), default=None)
+        if lo is None and hi is None:
+            return
+        if hi is None:
+            for n in nodes:
+                self._move_to(n, self._next_pos)
+                self._next_pos += 1.0
+            return
+        if lo is None:
+            lo = hi - 1.0
+        if lo >= hi:
+            return  # edges added later reorder through Pearce-Kelly
+        step = (hi - lo) / (len(nodes) + 1)
+        chosen: list[float] = []
+        previous = lo
+        for i in range(len(nodes)):
+            p = max(lo + step * (i + 1), math.nextafter(previous, hi))
+            while p in self._taken and p < hi:
+                p = math.nextafter(p, hi)
+            if p >= hi or p <= previous:
+                self._renumber()
+                self.place_between(nodes, after, before)
+                return
+            chosen.append(p)
+            previous = p
+        for n, p in zip(nodes, chosen, strict=True):
+            self._move_to(n, p)
+
+    def _move_to(self, node: Node, position: float) -> None:
+        self._taken.discard(self._pos[node.id])
+        self._pos[node.id] = position
+        self._taken.add(position)
+
+    def _renumber(self) -> None:
+        for i, nid in enumerate(sorted(self._pos, key=self._pos.__getitem__)):
+            self._pos[nid] = float(i) * 1024.0
+        self._taken = set(self._pos.values())
+        self._next_pos = float(len(self._pos)) * 1024.0
+        _log.debug("graph %s: renumbered %d topological positions", self.name, len(self._pos))
+
+    # ------------------------------------------------------------------ reachability
+    def reaches_any(self, starts: Iterable[Node], targets: set[int], *, limit: float | None = None) -> bool:
+        """True if a forward path (data or control) from any of ``starts`` hits a node id in ``targets``.
+
+        Only nodes with position <= ``limit`` are explored (no node past the last target can reach a
+        target), which bounds the search by topological positions.
+        """
+        if limit is None:
+            limit = max((self._pos[t] for t in targets), default=-1.0)
+        pos = self._pos
+        stack = [n.id for n in starts if pos[n.id] <= limit]
+        seen = set(stack)
+        while stack:
+            n = stack.pop()
+            if n in targets:
+                return True
+            for s in self._store.successors(n):
+                if s not in seen and pos[s] <= limit:
+                    seen.add(s)
+                    stack.append(s)
+        return False
+
+    # ------------------------------------------------------------------ subgraphs
+    def add_subgraph(self, graph: Graph, *, parent_node: Node | None = None) -> None:
+        """Attach ``graph`` as a subgraph of this (root) graph. Raises GraphError on a name clash."""
+        if graph.name in self.subgraphs:
+            raise GraphError(f"graph {self.name!r} already has a subgraph named {graph.name!r}")
+        graph.parent_graph = self
+        if parent_node is not None:
+            graph.parent_node_name = parent_node.name
+            if graph.name not in parent_node.subgraph_names:
+                parent_node.subgraph_names.append(graph.name)
+        self.subgraphs[graph.name] = graph
+
+    def remove_subgraph(self, name: str) -> Graph:
+        """Detach and return the subgraph ``name``. Raises GraphError when absent."""
+        try:
+            graph = self.subgraphs.pop(name)
+        except KeyError:
+            raise GraphError(f"graph {self.name!r} has no subgraph named {name!r}") from None
+        graph.parent_graph = None
+        return graph
+
+    # ------------------------------------------------------------------ whole-graph
+    def copy(self, name: str | None = None) -> Graph:
+        """A deep copy with the same node ids, names, positions and subgraphs. O(n + e)."""
+        clone = Graph(self.name if name is None else name)
+        clone.attrs = _copy_attr_dict(self.attrs)
+        clone.parent_node_name = self.parent_node_name
+        for nid, node in self._nodes.items():
+            c = node._clone_into(clone, nid, node.name)
+            clone._nodes[nid] = c
+            clone._by_name[c.name] = nid
+            clone._by_type.setdefault(c.op_type, {})[nid] = None
+            clone._producers[nid] = list(self._producers[nid])
+            clone._uses[nid] = [list(u) for u in self._uses[nid]]
+        clone._pos = dict(self._pos)
+        clone._taken = set(self._taken)
+        clone._next_pos = self._next_pos
+        clone._ids = itertools.count(self._peek_next_id())
+        clone._name_counters = dict(self._name_counters)
+        clone._store = self._store.copy()
+        for sub in self.subgraphs.values():
+            sub_copy = sub.copy()
+            sub_copy.parent_graph = clone
+            clone.subgraphs[sub_copy.name] = sub_copy
+        return clone
+
+    def _peek_next_id(self) -> int:
+        value = next(self._ids)
+        self._ids = itertools.count(value)
+        return value
+
+    def all_graphs(self) -> list[Graph]:
+        """This graph followed by its subgraphs in name order."""
+        return [self, *(self.subgraphs[k] for k in sorted(self.subgraphs))]
+
+    def verify(self) -> None:
+        """Check every invariant of the store and its indexes. O(n + e).
+
+        Raises:
+            GraphError: naming the first broken invariant.
+        """
+        store = self._store
+        if set(store.nodes) != set(self._nodes):
+            raise GraphError(f"graph {self.name!r}: node store and node table differ")
+        if {n.name: i for i, n in self._nodes.items()} != self._by_name:
+            raise GraphError(f"graph {self.name!r}: name index is stale")
+        by_type: dict[str, set[int]] = {}
+        for nid, node in self._nodes.items():
+            if node.id != nid or node._graph is not self:
+                raise GraphError(f"graph {self.name!r}: node #{nid} has a wrong id or owner")
+            by_type.setdefault(node.op_type, set()).add(nid)
+            if len(node.input_names) != len(node.inputs) or len(node.output_names) != len(node.outputs):
+                raise GraphError(f"node {node.name!r}: anchor names and descs differ in length")
+            if len(self._producers[nid]) != len(node.inputs) or len(self._uses[nid]) != len(node.outputs):
+                raise GraphError(f"node {node.name!r}: anchor tables do not match its anchors")
+        if {k: set(v) for k, v in self._by_type.items()} != by_type:
+            raise GraphError(f"graph {self.name!r}: op-type index is stale")
+        data_edges: set[tuple[int, int, int, int]] = set()
+        for dst, prods in self._producers.items():
+            for port, prod in enumerate(prods):
+                if prod is not None:
+                    data_edges.add((prod[0], prod[1], dst, port))
+        use_edges: set[tuple[int, int, int, int]] = set()
+        for src, ports in self._uses.items():
+            for sp, uses in enumerate(ports):
+                for dst, dp in uses:
+                    if (src, sp, dst, dp) in use_edges:
+                        raise GraphError(f"graph {self.name!r}: duplicate use entry from #{src}:{sp}")
+                    use_edges.add((src, sp, dst, dp))
+        if data_edges != use_edges:
+            raise GraphError(f"graph {self.name!r}: producer table and use lists disagree")
+        store_edges = set()
+        for u, v, k in store.edges(keys=True):
+            if k != (CONTROL_PORT, CONTROL_PORT):
+                store_edges.add((u, k[0], v, k[1]))
+            if self._pos[u] >= self._pos[v]:
+                raise GraphError(
+                    f"graph {self.name!r}: topological positions break edge "
+                    f"{self._nodes[u].name} -> {self._nodes[v].name}"
+                )
+        if store_edges != data_edges:
+            raise GraphError(f"graph {self.name!r}: edge store and producer table disagree")
+        for src, sp, dst, dp in data_edges:
+            if sp >= len(self._nodes[src].outputs) or dp >= len(self._nodes[dst].inputs):
+                raise GraphError(f"graph {self.name!r}: an edge uses a port that does not exist")
+        if len(set(self._pos.values())) != len(self._pos) or self._taken != set(self._pos.values()):
+            raise GraphError(f"graph {self.name!r}: two nodes share a topological position")
+        for sub in self.subgraphs.values():
+            sub.verify()
+
+    # ------------------------------------------------------------------ helpers
+    def _check_mine(self, node: Node) -> None:
+        if self._nodes.get(node.id) is not node:
+            raise GraphError(f"node {node.name!r} does not belong to graph {self.name!r}")
+
+    def _check_in_port(self, node: Node, port: int) -> None:
+        if not isinstance(port, int) or port < 0 or port >= len(node.inputs):
+            raise GraphError(f"node {node.name!r} ({node.op_type}) has no input {port}; it has {len(node.inputs)}")
+
+    def _check_out_port(self, node: Node, port: int) -> None:
+        if not isinstance(port, int) or port < 0 or port >= len(node.outputs):
+            raise GraphError(f"node {node.name!r} ({node.op_type}) has no output {port}; it has {len(node.outputs)}")
+
+    def __repr__(self) -> str:
+        from ._text import to_text
+
+        return to_text(self)

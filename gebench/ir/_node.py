@@ -1,0 +1,95 @@
+"""IR nodes."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+from ._tensor import TensorDesc, _copy_attr_dict
+
+if TYPE_CHECKING:
+    from ._graph import Graph
+
+__all__ = ["Node"]
+
+
+class Node:
+    """One operator instance in a :class:`Graph`.
+
+    ``id`` is an integer unique in the graph and never reused. ``name`` is unique in its graph and
+    ``op_type`` is GE's op type; both change only through :meth:`Graph.rename` / :meth:`Graph.set_op_type`
+    so the graph's indexes stay current. ``attrs`` may be edited freely (no index depends on it).
+    ``inputs[i]``/``outputs[i]`` are the descs of input/output anchor ``i``; ``input_names`` and
+    ``output_names`` run parallel to them (``""`` where unknown). Anchors are added or dropped only
+    through the graph. ``provenance`` names the pass that created the node (``""`` for original nodes).
+    """
+
+    __slots__ = ("id", "_name", "_op_type", "attrs", "inputs", "outputs", "input_names", "output_names",
+                 "subgraph_names", "provenance", "_graph")
+
+    def __init__(self, node_id: int, name: str, op_type: str, graph: Graph) -> None:
+        self.id = node_id
+        self._name = name
+        self._op_type = op_type
+        self.attrs: dict[str, Any] = {}
+        self.inputs: list[TensorDesc] = []
+        self.outputs: list[TensorDesc] = []
+        self.input_names: list[str] = []
+        self.output_names: list[str] = []
+        self.subgraph_names: list[str] = []
+        self.provenance = ""
+        self._graph: Graph | None = graph
+
+    @property
+    def name(self) -> str:
+        return self._name
+
+    @property
+    def op_type(self) -> str:
+        return self._op_type
+
+    @property
+    def graph(self) -> Graph:
+        """The owning graph.
+
+        Raises:
+            GraphError: the node was removed from its graph.
+        """
+        if self._graph is None:
+            from .errors import GraphError
+
+            raise GraphError(f"node {self._name!r} (#{self.id}) has been removed from its graph")
+        return self._graph
+
+    @property
+    def alive(self) -> bool:
+        """False once the node has been removed from its graph."""
+        return self._graph is not None
+
+    @property
+    def num_inputs(self) -> int:
+        return len(self.inputs)
+
+    @property
+    def num_outputs(self) -> int:
+        return len(self.outputs)
+
+    def input_index(self, name: str) -> int:
+        """Index of the input anchor called ``name``; -1 when there is none."""
+        try:
+            return self.input_names.index(name)
+        except ValueError:
+            return -1
+
+    def _clone_into(self, graph: Graph, node_id: int, name: str) -> Node:
+        clone = Node(node_id, name, self._op_type, graph)
+        clone.attrs = _copy_attr_dict(self.attrs)
+        clone.inputs = [d.copy() for d in self.inputs]
+        clone.outputs = [d.copy() for d in self.outputs]
+        clone.input_names = list(self.input_names)
+        clone.output_names = list(self.output_names)
+        clone.subgraph_names = list(self.subgraph_names)
+        clone.provenance = self.provenance
+        return clone
+
+    def __repr__(self) -> str:
+        return f"<Node #{self.id} {self._name}: {self._op_type}>"

@@ -1,0 +1,148 @@
+"""Tensor descriptions and constant tensor values of the IR."""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Sequence
+from typing import Any
+
+import numpy as np
+
+from ._types import PLACEHOLDER_DTYPE, PLACEHOLDER_FORMAT, DataType, Format, numpy_dtype
+
+__all__ = ["TensorDesc", "TensorValue", "UNKNOWN_DIM", "UNKNOWN_RANK"]
+
+#: A dimension whose size is not known yet.
+UNKNOWN_DIM = -1
+#: The single dimension of a shape whose rank is not known (``[-2]``).
+UNKNOWN_RANK = -2
+
+
+@dataclasses.dataclass
+class TensorDesc:
+    """What GE knows about one tensor at a node anchor.
+
+    Invariants: ``shape`` is a tuple of ints (``()`` is a scalar, ``(-2,)`` unknown rank);
+    ``origin_shape`` likewise. ``attrs`` holds per-anchor attributes (``set_input_attr``).
+    """
+
+    dtype: DataType = DataType.DT_FLOAT
+    shape: tuple[int, ...] = ()
+    format: Format = Format.FORMAT_ND
+    origin_format: Format = Format.FORMAT_ND
+    origin_shape: tuple[int, ...] = ()
+    origin_dtype: DataType | None = None
+    attrs: dict[str, Any] = dataclasses.field(default_factory=dict)
+
+    def __post_init__(self) -> None:
+        self.dtype = DataType(self.dtype)
+        self.format = Format(self.format)
+        self.origin_format = Format(self.origin_format)
+        self.shape = tuple(int(d) for d in self.shape)
+        self.origin_shape = tuple(int(d) for d in self.origin_shape)
+
+    @classmethod
+    def placeholder(cls) -> TensorDesc:
+        """The desc of an optional input anchor that nothing feeds (DT_UNDEFINED, FORMAT_RESERVED)."""
+        return cls(dtype=PLACEHOLDER_DTYPE, format=PLACEHOLDER_FORMAT, origin_format=PLACEHOLDER_FORMAT)
+
+    @classmethod
+    def of(cls, dtype: DataType, shape: Sequence[int], fmt: Format = Format.FORMAT_ND) -> TensorDesc:
+        """A desc whose origin shape and format equal its shape and format."""
+        shape = tuple(shape)
+        return cls(dtype=dtype, shape=shape, format=fmt, origin_format=fmt, origin_shape=shape)
+
+    @property
+    def is_placeholder(self) -> bool:
+        """True for the desc of an unfed optional input."""
+        return self.dtype == PLACEHOLDER_DTYPE and self.format == PLACEHOLDER_FORMAT
+
+    @property
+    def is_unknown_shape(self) -> bool:
+        return any(d in (UNKNOWN_DIM, UNKNOWN_RANK) for d in self.shape)
+
+    def copy(self) -> TensorDesc:
+        """A deep copy (attrs included)."""
+        return dataclasses.replace(self, attrs=_copy_attr_dict(self.attrs))
+
+    def same_as(self, other: TensorDesc) -> bool:
+        """Field-wise equality, attrs included."""
+        return self == other
+
+
+@dataclasses.dataclass(eq=False)
+class TensorValue:
+    """A constant tensor: the ``value`` attr of Const nodes and tensor-typed attributes.
+
+    ``array`` holds the values in the numpy type given by :func:`numpy_dtype`; its shape is ``shape``.
+    DT_BF16 values are kept as raw uint16 bit patterns. Equality compares dtype, shape, format and bytes.
+    """
+
+    dtype: DataType
+    array: np.ndarray
+    format: Format = Format.FORMAT_ND
+    origin_format: Format | None = None
+
+    def __post_init__(self) -> None:
+        self.dtype = DataType(self.dtype)
+        self.format = Format(self.format)
+        want = numpy_dtype(self.dtype)
+        arr = np.asarray(self.array)
+        if arr.dtype != want:
+            arr = arr.astype(want)
+        self.array = arr
+
+    @classmethod
+    def from_list(cls, values: Any, dtype: DataType, shape: Sequence[int] | None = None,
+                  fmt: Format = Format.FORMAT_ND) -> TensorValue:
+        """Build from (nested) Python numbers; ``shape`` reshapes the flattened values.
+
+        Raises:
+            ValueError: the value count does not fit ``shape``.
+        """
+        arr = np.asarray(values, dtype=numpy_dtype(dtype))
+        if shape is not None:
+            shape = tuple(int(s) for s in shape)
+            if int(np.prod(shape, dtype=np.int64)) != arr.size:
+                raise ValueError(f"{arr.size} values do not fill shape {list(shape)}")
+            arr = arr.reshape(shape)
+        return cls(dtype, arr, fmt)
+
+    @property
+    def shape(self) -> tuple[int, ...]:
+        return tuple(self.array.shape)
+
+    def to_bytes(self) -> bytes:
+        """Raw little-endian bytes, as GE stores a tensor's data."""
+        if self.array.dtype == np.object_:
+            return b"".join(str(v).encode() for v in self.array.ravel())
+        return np.ascontiguousarray(self.array).astype(self.array.dtype.newbyteorder("<"), copy=False).tobytes()
+
+    def desc(self) -> TensorDesc:
+        return TensorDesc.of(self.dtype, self.shape, self.format)
+
+    def copy(self) -> TensorValue:
+        return TensorValue(self.dtype, self.array.copy(), self.format, self.origin_format)
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, TensorValue):
+            return NotImplemented
+        return (self.dtype == other.dtype and self.shape == other.shape and self.format == other.format
+                and self.to_bytes() == other.to_bytes())
+
+    def __repr__(self) -> str:
+        return f"TensorValue({self.dtype.name}, shape={list(self.shape)}, {self.array.ravel()[:8].tolist()})"
+
+
+def _copy_attr_value(value: Any) -> Any:
+    if isinstance(value, TensorValue):
+        return value.copy()
+    if isinstance(value, TensorDesc):
+        return value.copy()
+    if isinstance(value, list):
+        return [_copy_attr_value(v) for v in value]
+    return value
+
+
+def _copy_attr_dict(attrs: dict[str, Any]) -> dict[str, Any]:
+    return {k: _copy_attr_value(v) for k, v in attrs.items()}

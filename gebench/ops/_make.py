@@ -1,0 +1,83 @@
+"""Creating IR nodes whose anchors follow an op schema."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+from ..ir import Graph, Node, TensorDesc
+from ._catalogue import require_schema
+from ._schema import OpSchema
+
+__all__ = ["make_node", "with_defaults", "missing_required_attrs", "anchor_names"]
+
+
+def anchor_names(schema: OpSchema, dynamic_inputs: Mapping[str, int] | None = None,
+                 dynamic_outputs: Mapping[str, int] | None = None) -> tuple[list[str], list[str]]:
+    """Input and output anchor names of a node of ``schema`` with the given dynamic instance counts.
+
+    A dynamic input ``x`` with 3 instances gives ``x0, x1, x2``; absent counts mean 0 instances.
+
+    Raises:
+        ValueError: a count names an entry that is not dynamic (or does not exist), or is negative.
+    """
+    return (_expand(schema, schema.inputs, dynamic_inputs or {}, "input"),
+            _expand(schema, schema.outputs, dynamic_outputs or {}, "output"))
+
+
+def _expand(schema: OpSchema, defs: tuple[Any, ...], counts: Mapping[str, int], what: str) -> list[str]:
+    dynamic = {d.name for d in defs if d.kind == "dynamic"}
+    for key, n in counts.items():
+        if key not in dynamic:
+            raise ValueError(f"op {schema.op_type!r} has no dynamic {what} {key!r} "
+                             f"(dynamic {what}s: {sorted(dynamic) or 'none'})")
+        if not isinstance(n, int) or isinstance(n, bool) or n < 0:
+            raise ValueError(f"op {schema.op_type!r}: instance count of dynamic {what} {key!r} must be an int >= 0, "
+                             f"got {n!r}")
+    names: list[str] = []
+    for d in defs:
+        if d.kind == "dynamic":
+            names.extend(f"{d.name}{i}" for i in range(counts.get(d.name, 0)))
+        else:
+            names.append(d.name)
+    return names
+
+
+def make_node(graph: Graph, op_type: str, *, name: str | None = None,
+              dynamic_inputs: Mapping[str, int] | None = None, dynamic_outputs: Mapping[str, int] | None = None,
+              attrs: Mapping[str, Any] | None = None) -> Node:
+    """Add an unconnected node of ``op_type`` whose anchors follow its schema. O(anchors + attrs).
+
+    One input anchor per required/optional input, in IR order (optional ones hold
+    :meth:`TensorDesc.placeholder` until fed; required ones a default desc); a dynamic input ``x`` with ``n``
+    instances gives anchors ``x0..x{n-1}``. Outputs likewise. Only the given ``attrs`` are set: IR defaults are
+    not added (use :func:`with_defaults`), matching what GE stores for attrs nobody set.
+
+    Raises:
+        UnknownOpError: ``op_type`` is neither a catalogue op nor a declared custom op.
+        ValueError: a dynamic count names a non-dynamic entry or is negative.
+        GraphError: ``name`` is taken.
+    """
+    schema = require_schema(op_type)
+    in_names, out_names = anchor_names(schema, dynamic_inputs, dynamic_outputs)
+    kinds = {d.name: d.kind for d in schema.inputs}
+    in_descs = [TensorDesc.placeholder() if kinds.get(n) == "optional" else TensorDesc() for n in in_names]
+    return graph.add_node(op_type, name=name, attrs=dict(attrs) if attrs else None, inputs=in_descs,
+                          outputs=[TensorDesc() for _ in out_names], input_names=in_names, output_names=out_names)
+
+
+def with_defaults(schema: OpSchema, attrs: Mapping[str, Any] | None = None) -> dict[str, Any]:
+    """A new dict: a private copy of every optional attr's IR default, overlaid with ``attrs``.
+
+    Required attrs missing from ``attrs`` stay missing (see :func:`missing_required_attrs`); attrs the schema does
+    not declare are kept. O(attrs).
+    """
+    out = {a.name: a.default_copy() for a in schema.attrs if not a.required}
+    if attrs:
+        out.update(attrs)
+    return out
+
+
+def missing_required_attrs(schema: OpSchema, attrs: Mapping[str, Any]) -> list[str]:
+    """Names of the schema's required attrs absent from ``attrs``, in IR order."""
+    return [a.name for a in schema.attrs if a.required and a.name not in attrs]

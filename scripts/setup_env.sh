@@ -1,0 +1,15 @@
+#!/usr/bin/env bash
+# Create .venv and install gebench with the given extras (default: lab).
+# Usage: scripts/setup_env.sh [EXTRAS]   e.g. scripts/setup_env.sh dev
+set -euo pipefail
+here="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+extras="${1:-lab}"
+cd "$here"
+if ! command -v dot >/dev/null 2>&1; then
+    echo "gebench setup: installing graphviz (dot) with apt-get" >&2
+    if [ "$(id -u)" = 0 ]; then apt-get update -qq && apt-get install -y -qq graphviz >/dev/null
+    else sudo apt-get update -qq && sudo apt-get install -y -qq graphviz >/dev/null; fi
+fi
+python3 -m venv .venv
+.venv/bin/python -m pip install -q --upgrade pip
+.venv/bin/python -m pip install -q -e ".[${extras}]"

@@ -1,0 +1,212 @@
+"""Unit tests of the IR graph: anchors, edges, indexes, topological positions, copy and verify."""
+
+import pytest
+
+from gebench.ir import CycleError, DataType, Graph, GraphError, TensorDesc, TensorValue
+
+
+def _chain(n: int = 3) -> tuple[Graph, list]:
+    g = Graph("chain")
+    data = g.add_node("Data", name="input_0", attrs={"index": 0}, inputs=1, outputs=1)
+    nodes = [data]
+    for _ in range(n):
+        nxt = g.add_node("Relu", inputs=1, outputs=1)
+        g.add_edge(nodes[-1], 0, nxt, 0)
+        nodes.append(nxt)
+    return g, nodes
+
+
+def test_names_are_unique_and_generated_per_type():
+    g = Graph("g")
+    a = g.add_node("Relu", inputs=1, outputs=1)
+    b = g.add_node("Relu", inputs=1, outputs=1)
+    assert (a.name, b.name) == ("Relu_0", "Relu_1")
+    with pytest.raises(GraphError, match="already has a node named 'Relu_0'"):
+        g.add_node("Add", name="Relu_0")
+
+
+def test_ids_are_never_reused():
+    g = Graph("g")
+    a = g.add_node("Relu")
+    g.remove_node(a)
+    b = g.add_node("Relu")
+    assert b.id != a.id
+    assert not a.alive
+    with pytest.raises(GraphError, match="removed"):
+        _ = a.graph
+
+
+def test_producer_and_use_lists_follow_edges():
+    g, (d, r0, r1, r2) = _chain()
+    assert g.producer(r1, 0) == (r0, 0)
+    assert g.uses(r0, 0) == [(r1, 0)]
+    extra = g.add_node("Add", inputs=2, outputs=1)
+    g.add_edge(r0, 0, extra, 0)
+    g.add_edge(d, 0, extra, 1)
+    assert g.uses(r0, 0) == [(r1, 0), (extra, 0)]
+    g.remove_edge(r0, 0, extra, 0)
+    assert g.uses(r0, 0) == [(r1, 0)]
+    assert g.producer(extra, 0) is None
+    g.verify()
+
+
+def test_an_input_has_at_most_one_producer():
+    g, (d, r0, r1, _r2) = _chain()
+    with pytest.raises(GraphError, match="already fed by Relu_0:0"):
+        g.add_edge(d, 0, r1, 0)
+
+
+def test_bad_ports_name_the_node():
+    g, (d, r0, _r1, _r2) = _chain()
+    with pytest.raises(GraphError, match="'Relu_0' \\(Relu\\) has no input 3"):
+        g.producer(r0, 3)
+    with pytest.raises(GraphError, match="has no output 2"):
+        g.add_edge(d, 2, r0, 0)
+
+
+def test_cycle_is_refused_and_graph_unchanged():
+    g, (_d, r0, _r1, r2) = _chain()
+    extra = g.add_node("Add", inputs=2, outputs=1)
+    before = repr(g)
+    g.add_edge(r2, 0, extra, 0)
+    g.remove_edge(r2, 0, extra, 0)
+    assert repr(g) == before
+    with pytest.raises(CycleError, match="would close a cycle"):
+        g.add_control_edge(r2, r0)
+    with pytest.raises(CycleError, match="to itself"):
+        g.add_control_edge(extra, extra)
+    assert repr(g) == before
+    g.verify()
+
+
+def test_positions_reorder_when_an_edge_points_backwards():
+    g = Graph("g")
+    late = g.add_node("Relu", inputs=1, outputs=1)
+    early = g.add_node("Data", outputs=1)
+    assert g.position(late) < g.position(early)
+    g.add_edge(early, 0, late, 0)
+    assert g.position(early) < g.position(late)
+    assert [n.name for n in g.nodes()] == ["Data_0", "Relu_0"]
+    g.verify()
+
+
+def test_op_type_index_tracks_changes():
+    g, (_d, r0, r1, _r2) = _chain()
+    assert [n.name for n in g.nodes_of_type("Relu")] == ["Relu_0", "Relu_1", "Relu_2"]
+    g.set_op_type(r1, "Gelu")
+    assert [n.name for n in g.nodes_of_type("Gelu")] == ["Relu_1"]
+    g.remove_node(r0)
+    assert [n.name for n in g.nodes_of_type("Relu")] == ["Relu_2"]
+    g.verify()
+
+
+def test_replace_all_uses_moves_every_consumer():
+    g, (d, r0, r1, _r2) = _chain()
+    other = g.add_node("Relu", inputs=1, outputs=1)
+    g.add_edge(d, 0, other, 0)
+    extra = g.add_node("Abs", inputs=1, outputs=1)
+    g.add_edge(r0, 0, extra, 0)
+    g.replace_all_uses(r0, 0, other, 0)
+    assert g.uses(r0, 0) == []
+    assert g.producer(r1, 0) == (other, 0)
+    assert g.producer(extra, 0) == (other, 0)
+    g.verify()
+
+
+def test_replace_all_uses_rolls_back_on_cycle():
+    g, (_d, r0, r1, r2) = _chain()
+    before = repr(g)
+    with pytest.raises(CycleError):
+        g.replace_all_uses(r0, 0, r2, 0)
+    assert repr(g) == before
+    g.verify()
+
+
+def test_remove_node_isolates_it():
+    g, (d, r0, r1, _r2) = _chain()
+    g.add_control_edge(d, r1)
+    g.remove_node(r1)
+    assert g.uses(r0, 0) == []
+    assert g.control_successors(d) == []
+    g.verify()
+
+
+def test_copy_is_deep_and_independent():
+    g, (_d, r0, _r1, _r2) = _chain()
+    r0.attrs["value"] = TensorValue.from_list([1, 2], DataType.DT_INT32)
+    c = g.copy()
+    c.verify()
+    assert repr(c) == repr(g)
+    c.node(r0.id).attrs["value"].array[0] = 9
+    c.remove_node(c.node(r0.id))
+    assert r0.alive and int(r0.attrs["value"].array[0]) == 1
+    new = c.add_node("Relu")
+    assert not g.has_node_id(new.id) or g.node(new.id) is not new
+    g.verify()
+
+
+def test_place_between_puts_new_nodes_in_the_gap():
+    g, (d, r0, r1, r2) = _chain()
+    new = [g.add_node("Abs", inputs=1, outputs=1) for _ in range(3)]
+    g.place_between(new, after=[r0], before=[r1])
+    assert g.position(r0) < g.position(new[0]) < g.position(new[1]) < g.position(new[2]) < g.position(r1)
+    g.add_edge(r0, 0, new[0], 0)
+    g.add_edge(new[0], 0, new[1], 0)
+    g.verify()
+
+
+def test_place_between_survives_exhausted_float_gaps():
+    g, (_d, r0, r1, _r2) = _chain()
+    after = r0
+    for _ in range(80):
+        node = g.add_node("Abs", inputs=1, outputs=1)
+        g.place_between([node], after=[after], before=[r1])
+        after = node
+    positions = [g.position(n) for n in g.nodes()]
+    assert positions == sorted(positions) and len(set(positions)) == len(positions)
+    g.verify()
+
+
+def test_reaches_any_is_bounded_by_positions():
+    g, (d, r0, r1, r2) = _chain()
+    assert g.reaches_any([r0], {r2.id})
+    assert not g.reaches_any([r2], {r0.id})
+
+
+def test_verify_detects_a_corrupted_index():
+    g, (_d, r0, _r1, _r2) = _chain()
+    g._by_type["Relu"].pop(r0.id)
+    with pytest.raises(GraphError, match="op-type index"):
+        g.verify()
+
+
+def test_anchor_helpers():
+    g = Graph("g")
+    n = g.add_node("ConcatV2", inputs=[TensorDesc()], input_names=["x0"])
+    assert g.add_input_anchor(n, name="x1") == 1
+    assert n.input_index("x1") == 1 and n.input_index("nope") == -1
+    g.remove_last_input_anchor(n)
+    assert n.input_names == ["x0"]
+    g.verify()
+
+
+def test_subgraphs_are_copied_and_verified():
+    g, (_d, r0, _r1, _r2) = _chain()
+    body, _ = _chain(1)
+    body.name = "body"
+    g.add_subgraph(body, parent_node=r0)
+    assert r0.subgraph_names == ["body"]
+    with pytest.raises(GraphError, match="already has a subgraph"):
+        g.add_subgraph(body)
+    c = g.copy()
+    assert list(c.subgraphs) == ["body"] and c.subgraphs["body"] is not body
+    c.verify()
+    assert g.remove_subgraph("body") is body
+
+
+def test_place_between_never_reuses_a_taken_position():
+    g, (d, r0, r1, r2) = _chain()
+    new = g.add_node("Abs", inputs=1, outputs=1)
+    g.place_between([new], after=[r0], before=[r2])
+    assert g.position(new) != g.position(r1)
+    g.verify()
