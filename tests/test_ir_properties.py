@@ -3,7 +3,7 @@
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from gebench.ir import GraphError, Graph, parse_text, to_text
+from gebench.ir import Graph, GraphError, parse_text, to_text
 
 OPS = st.sampled_from(["add_node", "add_edge", "remove_edge", "remove_node", "add_control", "remove_control",
                        "replace_uses", "rename", "retype", "copy", "place"])
@@ -18,7 +18,7 @@ def test_random_mutations_keep_invariants(steps):
         nodes = g.nodes()
         try:
             if op == "add_node" or not nodes:
-                g.add_node("Op%d" % (a % 3), inputs=1 + port % 3, outputs=1 + port % 2)
+                g.add_node(f"Op{a % 3}", inputs=1 + port % 3, outputs=1 + port % 2)
             elif op == "add_edge":
                 src, dst = nodes[a % len(nodes)], nodes[b % len(nodes)]
                 g.add_edge(src, port % len(src.outputs), dst, port % len(dst.inputs))
@@ -38,9 +38,9 @@ def test_random_mutations_keep_invariants(steps):
                 src, dst = nodes[a % len(nodes)], nodes[b % len(nodes)]
                 g.replace_all_uses(src, 0, dst, 0)
             elif op == "rename":
-                g.rename(nodes[a % len(nodes)], "n%d" % b)
+                g.rename(nodes[a % len(nodes)], f"n{b}")
             elif op == "retype":
-                g.set_op_type(nodes[a % len(nodes)], "Op%d" % (b % 4))
+                g.set_op_type(nodes[a % len(nodes)], f"Op{b % 4}")
             elif op == "copy":
                 g = g.copy()
             elif op == "place":

@@ -1,0 +1,389 @@
+"""Shape and dtype inference: the rule registry, the per-node context and the graph driver.
+
+Each op family lives in its own module (``_infer_elementwise``, ``_infer_nn``, ``_infer_shape_ops``,
+``_infer_index``) and registers small rules with :func:`register_infer`. A rule reads input descs and constant
+input values through an :class:`InferContext` and writes output descs with :meth:`InferContext.set_output`.
+
+Conventions (GE's): a dim of ``-1`` is unknown, a shape ``(-2,)`` has unknown rank. When a value a rule needs
+(a shape, perm or axes input) is not constant, the rule produces ``-1`` dims (or unknown rank) instead of failing.
+Inconsistent inputs (mismatched broadcast dims, a contraction dim that differs) raise :class:`InferenceError`.
+
+Small integer tensors computed along the way (``Shape`` of a static tensor, ``Gather``/``Concat``/``Cast``/... of
+known values) are remembered for the rest of an :func:`infer_graph` run, so the ``Shape → Gather → Concat →
+Reshape`` chains of exported transformer models infer static shapes.
+"""
+
+from __future__ import annotations
+
+import logging
+import math
+from collections.abc import Callable, Iterable, Sequence
+from typing import Any
+
+import numpy as np
+
+from ..ir import UNKNOWN_DIM, UNKNOWN_RANK, DataType, Graph, Node, TensorDesc, TensorValue
+from ._catalogue import get_schema
+from ._schema import OpSchema
+from .errors import InferenceError
+
+__all__ = [
+    "InferContext",
+    "InferRule",
+    "register_infer",
+    "infer_node",
+    "infer_graph",
+    "inferable_op_types",
+    "UNKNOWN_SHAPE",
+    "broadcast_shapes",
+    "known",
+    "normalize_axis",
+]
+
+_log = logging.getLogger(__name__)
+
+#: The shape of a tensor whose rank is unknown.
+UNKNOWN_SHAPE: tuple[int, ...] = (UNKNOWN_RANK,)
+
+#: Largest tensor (element count) whose value inference keeps for later rules.
+MAX_FOLDED_ELEMENTS = 4096
+
+InferRule = Callable[["InferContext"], None]
+_RULES: dict[str, InferRule] = {}
+_MISSING = object()
+
+
+def register_infer(*op_types: str) -> Callable[[InferRule], InferRule]:
+    """Decorator registering ``rule`` as the inference rule of ``op_types``.
+
+    Raises:
+        ValueError: an op type already has a rule (each op has exactly one).
+    """
+
+    def deco(rule: InferRule) -> InferRule:
+        for op in op_types:
+            if op in _RULES and _RULES[op] is not rule:
+                raise ValueError(f"op {op!r} already has inference rule {_RULES[op].__qualname__}")
+            _RULES[op] = rule
+        return rule
+
+    return deco
+
+
+def inferable_op_types() -> list[str]:
+    """Op types that have an inference rule, sorted."""
+    _load_rules()
+    return sorted(_RULES)
+
+
+def _load_rules() -> None:
+    # The family modules register themselves on import; importing here avoids an import cycle with this module.
+    from . import _infer_elementwise, _infer_index, _infer_nn, _infer_shape_ops  # noqa: F401
+
+
+# ---------------------------------------------------------------------------------------------- shape helpers
+def known(shape: Sequence[int]) -> bool:
+    """True when ``shape`` has a known rank and no unknown dim."""
+    return all(d >= 0 for d in shape)
+
+
+def is_unknown_rank(shape: Sequence[int]) -> bool:
+    return tuple(shape) == UNKNOWN_SHAPE
+
+
+def normalize_axis(axis: int, rank: int, what: str = "axis") -> int:
+    """Map a possibly negative axis into ``[0, rank)``.
+
+    Raises:
+        ValueError: the axis is out of range (the caller turns it into an InferenceError).
+    """
+    a = int(axis)
+    if a < 0:
+        a += rank
+    if not 0 <= a < rank:
+        raise ValueError(f"{what} {axis} is out of range for rank {rank}")
+    return a
+
+
+def broadcast_shapes(*shapes: Sequence[int]) -> tuple[int, ...]:
+    """Numpy broadcasting of shapes that may hold unknown dims.
+
+    Per aligned dim: known dims other than 1 must agree; a ``-1`` next to a known ``n > 1`` gives ``n``; ``-1``
+    next to only 1s or ``-1`` gives ``-1``. Any unknown-rank operand gives unknown rank.
+
+    Raises:
+        ValueError: two known dims differ and neither is 1.
+    """
+    if any(is_unknown_rank(s) for s in shapes):
+        return UNKNOWN_SHAPE
+    rank = max((len(s) for s in shapes), default=0)
+    out: list[int] = []
+    for i in range(rank):
+        dims = [s[len(s) - rank + i] for s in shapes if len(s) - rank + i >= 0]
+        fixed = {d for d in dims if d >= 0 and d != 1}
+        if len(fixed) > 1:
+            raise ValueError(f"shapes {[list(s) for s in shapes]} do not broadcast (dim {i - rank}: {sorted(fixed)})")
+        if fixed:
+            out.append(fixed.pop())
+        elif UNKNOWN_DIM in dims or any(d < 0 for d in dims):
+            out.append(UNKNOWN_DIM)
+        else:
+            out.append(1)
+    return tuple(out)
+
+
+def prod(dims: Iterable[int]) -> int:
+    """Product of dims, ``-1`` if any is unknown."""
+    total = 1
+    for d in dims:
+        if d < 0:
+            return UNKNOWN_DIM
+        total *= d
+    return total
+
+
+def conv_out(size: int, kernel: int, stride: int, pad_before: int, pad_after: int, dilation: int = 1,
+             *, ceil_mode: bool = False) -> int:
+    """Output length of a convolution/pooling window sweep; ``-1`` when ``size`` is unknown."""
+    if size < 0 or kernel < 0:
+        return UNKNOWN_DIM
+    eff = dilation * (kernel - 1) + 1
+    span = size + pad_before + pad_after - eff
+    if span < 0:
+        raise ValueError(f"window {eff} (kernel {kernel}, dilation {dilation}) exceeds padded size "
+                         f"{size + pad_before + pad_after}")
+    if ceil_mode:
+        out = -(-span // stride) + 1
+        # the last window must start inside the input or the leading padding (PyTorch/ONNX rule)
+        if (out - 1) * stride >= size + pad_before:
+            out -= 1
+        return out
+    return span // stride + 1
+
+
+def same_out(size: int, stride: int) -> int:
+    """Output length with SAME padding."""
+    return UNKNOWN_DIM if size < 0 else -(-size // stride)
+
+
+# ---------------------------------------------------------------------------------------------- context
+class InferContext:
+    """What one rule sees of one node: input descs and values by IR name, attrs with IR defaults, outputs.
+
+    ``values`` maps ``(producer node id, output port)`` to arrays known in this run (beyond Const values).
+    """
+
+    def __init__(self, graph: Graph, node: Node, schema: OpSchema | None,
+                 values: dict[tuple[int, int], np.ndarray] | None = None) -> None:
+        self.graph = graph
+        self.node = node
+        self.schema = schema
+        self.values = values if values is not None else {}
+        if schema is not None:
+            self._in = schema.input_layout(len(node.inputs))
+            self._out = schema.output_layout(len(node.outputs))
+        else:
+            self._in = {}
+            self._out = {}
+
+    # -- errors
+    def fail(self, reason: str) -> InferenceError:
+        """An InferenceError naming this node; ``raise ctx.fail(...)``."""
+        return InferenceError(f"cannot infer {self.node.op_type} node {self.node.name!r}: {reason}",
+                              node_name=self.node.name, op_type=self.node.op_type)
+
+    # -- inputs
+    def _index(self, which: str | int) -> int | None:
+        if isinstance(which, int):
+            return which if which < len(self.node.inputs) else None
+        idx = self._in.get(which)
+        if idx is None:
+            raise self.fail(f"rule asked for input {which!r}, which the schema does not declare")
+        return idx[0] if idx else None
+
+    def indices(self, name: str) -> list[int]:
+        """Anchor indices of IR input ``name`` (several for a dynamic input)."""
+        return list(self._in.get(name, []))
+
+    def output_indices(self, name: str) -> list[int]:
+        return list(self._out.get(name, []))
+
+    def has(self, which: str | int) -> bool:
+        """True when the input anchor exists and is fed (or at least is not an unfed placeholder)."""
+        i = self._index(which)
+        if i is None:
+            return False
+        return self.graph.producer(self.node, i) is not None or not self.node.inputs[i].is_placeholder
+
+    def desc(self, which: str | int) -> TensorDesc:
+        """The desc of an input (raises when it is absent)."""
+        i = self._index(which)
+        if i is None or not self.has(i):
+            raise self.fail(f"input {which!r} is not connected")
+        return self.node.inputs[i]
+
+    def shape(self, which: str | int) -> tuple[int, ...]:
+        return self.desc(which).shape
+
+    def dtype(self, which: str | int) -> DataType:
+        return self.desc(which).dtype
+
+    def value(self, which: str | int) -> np.ndarray | None:
+        """The constant value feeding an input (a Const producer or a value known in this run), or None."""
+        i = self._index(which)
+        if i is None:
+            return None
+        prod = self.graph.producer(self.node, i)
+        if prod is None:
+            return None
+        src, port = prod
+        if src.op_type in ("Const", "Constant"):
+            val = src.attrs.get("value")
+            if isinstance(val, TensorValue):
+                return val.array
+        return self.values.get((src.id, port))
+
+    def int_values(self, which: str | int) -> list[int] | None:
+        """A constant input as a flat list of ints, or None when not constant."""
+        v = self.value(which)
+        if v is None:
+            return None
+        return [int(x) for x in np.asarray(v).ravel()]
+
+    # -- attrs
+    def attr(self, name: str, default: Any = _MISSING) -> Any:
+        """The node's attr, else the schema's IR default, else ``default``.
+
+        Raises:
+            InferenceError: a required attr is missing and no ``default`` was given.
+        """
+        if name in self.node.attrs:
+            return self.node.attrs[name]
+        if self.schema is not None:
+            a = self.schema.attr(name)
+            if a is not None and not a.required:
+                return a.default_copy()
+        if default is _MISSING:
+            raise self.fail(f"required attr {name!r} is not set")
+        return default
+
+    # -- outputs
+    @property
+    def num_outputs(self) -> int:
+        return len(self.node.outputs)
+
+    def set_output(self, which: str | int, dtype: DataType | int, shape: Sequence[int]) -> None:
+        """Write dtype and shape (and origin shape/dtype) of an output; the format is left as it is."""
+        if isinstance(which, str):
+            idx = self._out.get(which)
+            if not idx:
+                return  # the node does not carry that (optional) output anchor
+            targets = idx
+        else:
+            targets = [which]
+        for i in targets:
+            if i >= len(self.node.outputs):
+                raise self.fail(f"output {i} does not exist (node has {len(self.node.outputs)} outputs)")
+            d = self.node.outputs[i]
+            d.dtype = DataType(dtype)
+            d.shape = tuple(int(x) for x in shape)
+            d.origin_shape = d.shape
+            d.origin_dtype = None
+
+    def set_value(self, index: int, array: np.ndarray | None) -> None:
+        """Remember the value of output ``index`` for later rules (only small tensors are kept)."""
+        if array is not None and np.asarray(array).size <= MAX_FOLDED_ELEMENTS:
+            self.values[(self.node.id, index)] = np.asarray(array)
+
+
+# ---------------------------------------------------------------------------------------------- driver
+def _sync_inputs(graph: Graph, node: Node) -> None:
+    """Copy each producer's output desc onto the connected input desc (GE does this before inferring)."""
+    for port, prod in enumerate(graph.producers(node)):
+        if prod is None:
+            continue
+        src, sp = prod
+        out = src.outputs[sp]
+        d = node.inputs[port]
+        d.dtype, d.shape, d.format = out.dtype, out.shape, out.format
+        d.origin_format, d.origin_shape, d.origin_dtype = out.origin_format, out.origin_shape, out.origin_dtype
+
+
+def infer_node(graph: Graph, node: Node, *, values: dict[tuple[int, int], np.ndarray] | None = None) -> None:
+    """Infer the output dtypes and shapes of ``node``. O(rank) for most ops.
+
+    Input descs are first refreshed from their producers' output descs. Const inputs are read from the
+    producers' ``value`` attrs; ``values`` carries tensors computed earlier in the same run (see
+    :func:`infer_graph`).
+
+    Raises:
+        InferenceError: the op has no rule, or its inputs are inconsistent (message names node and reason).
+    """
+    _load_rules()
+    _sync_inputs(graph, node)
+    rule = _RULES.get(node.op_type)
+    if rule is None:
+        raise InferenceError(
+            f"cannot infer {node.op_type} node {node.name!r}: no inference rule for op type {node.op_type!r}; "
+            "register one with gebench.ops.register_infer",
+            node_name=node.name, op_type=node.op_type)
+    ctx = InferContext(graph, node, get_schema(node.op_type), values)
+    try:
+        rule(ctx)
+    except InferenceError:
+        raise
+    except (ValueError, IndexError, KeyError, TypeError, OverflowError, ZeroDivisionError) as exc:
+        raise ctx.fail(str(exc)) from exc
+
+
+def infer_graph(graph: Graph, *, allow_unknown_ops: bool = False) -> None:
+    """Infer every node of ``graph`` in topological order (then its subgraphs). O(nodes · rank).
+
+    Args:
+        allow_unknown_ops: keep the output descs of nodes whose op has no inference rule instead of raising.
+
+    Raises:
+        InferenceError: a node cannot be inferred; the message names the node and the reason.
+    """
+    _load_rules()
+    values: dict[tuple[int, int], np.ndarray] = {}
+    for node in graph.nodes():
+        if allow_unknown_ops and node.op_type not in _RULES:
+            _sync_inputs(graph, node)
+            _log.debug("no inference rule for %s node %s; outputs kept", node.op_type, node.name)
+            continue
+        infer_node(graph, node, values=values)
+    for sub in graph.subgraphs.values():
+        infer_graph(sub, allow_unknown_ops=allow_unknown_ops)
+
+
+# ---------------------------------------------------------------------------------------------- structure ops
+@register_infer("Data")
+def _data(ctx: InferContext) -> None:
+    # A Data node's output desc is its own (set by whoever built the graph); nothing to derive.
+    return
+
+
+@register_infer("Const", "Constant")
+def _const(ctx: InferContext) -> None:
+    val = ctx.node.attrs.get("value")
+    if not isinstance(val, TensorValue):
+        raise ctx.fail("attr 'value' is not set to a tensor")
+    ctx.set_output(0, val.dtype, val.shape)
+    ctx.set_value(0, val.array)
+
+
+@register_infer("NetOutput")
+def _net_output(ctx: InferContext) -> None:
+    # inputs were refreshed from producers; GE mirrors them onto NetOutput's output descs when present
+    for i in range(min(len(ctx.node.inputs), ctx.num_outputs)):
+        d = ctx.node.inputs[i]
+        ctx.set_output(i, d.dtype, d.shape)
+
+
+def ceil_div(a: int, b: int) -> int:
+    return -(-a // b)
+
+
+def isqrt_safe(x: float) -> int:  # pragma: no cover - helper kept tiny for Range
+    return math.ceil(x)
