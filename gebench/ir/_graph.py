@@ -220,6 +220,12 @@ class Graph:
     def has_node_id(self, node_id: int) -> bool:
         return node_id in self._nodes
 
+    @property
+    def next_node_id(self) -> int:
+        """The id the next added node gets. Ids only grow and are never reused, so every node created after
+        reading this has an id >= it (the matcher uses this to find new nodes in O(new ids)). O(1)."""
+        return self._peek_next_id()
+
     def node_by_name(self, name: str) -> Node:
         """The node called ``name``. Raises GraphError when absent."""
         try:
@@ -282,10 +288,13 @@ class Graph:
         return [self._nodes[i] for i in seen]
 
     def control_predecessors(self, node: Node) -> list[Node]:
-        return [self._nodes[u] for u, _, k in self._store.in_edges(node.id, keys=True) if k == (CONTROL_PORT, CONTROL_PORT)]
+        # read the adjacency dicts directly: same order as in_edges(), without building edge views
+        ctrl = (CONTROL_PORT, CONTROL_PORT)
+        return [self._nodes[u] for u, keys in self._store._pred[node.id].items() if ctrl in keys]
 
     def control_successors(self, node: Node) -> list[Node]:
-        return [self._nodes[v] for _, v, k in self._store.out_edges(node.id, keys=True) if k == (CONTROL_PORT, CONTROL_PORT)]
+        ctrl = (CONTROL_PORT, CONTROL_PORT)
+        return [self._nodes[v] for v, keys in self._store._succ[node.id].items() if ctrl in keys]
 
     def successors(self, node: Node) -> list[Node]:
         """Distinct nodes reached by one data or control edge."""

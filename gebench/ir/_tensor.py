@@ -62,8 +62,11 @@ class TensorDesc:
         return any(d in (UNKNOWN_DIM, UNKNOWN_RANK) for d in self.shape)
 
     def copy(self) -> TensorDesc:
-        """A deep copy (attrs included)."""
-        return dataclasses.replace(self, attrs=_copy_attr_dict(self.attrs))
+        """A deep copy (attrs included). O(attrs): fields are already normalised, so no re-validation."""
+        clone = object.__new__(TensorDesc)
+        clone.__dict__.update(self.__dict__)
+        clone.attrs = _copy_attr_dict(self.attrs) if self.attrs else {}
+        return clone
 
     def same_as(self, other: TensorDesc) -> bool:
         """Field-wise equality, attrs included."""

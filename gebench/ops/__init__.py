@@ -9,7 +9,17 @@ Public surface::
     infer_node(graph, node)                       infer_graph(graph)          inferable_op_types()
 
 The built-in schemas come from ``data/ge_ops.json``, generated from ``../shared/spec/ge-ops.json`` by
-``scripts/gen_op_catalogue.py``; the ``ge.es`` module rule is documented in :mod:`gebench.ops._generate`.
+``scripts/gen_op_catalogue.py`` (``--check`` tells whether the file is current).
+
+``OpSchema.es_module`` (which ``ge.es.<module>`` holds the op's function; every op is also in ``ge.es.all``):
+ops declared in hicann/ops-math go to ``math`` and those in hicann/ops-nn to ``nn``. Ops taken from hicann/ge
+test stubs follow their family: the legacy ``…D`` forms go where their non-D op goes (all ``math``), ``MatMul``
+goes to ``math``, and ``Data``/``Const``/``NetOutput``/``PartitionedCall`` get ``""`` (``ge.es.all`` only).
+Where the GE Python samples need an op in a given module (ge-python-api.md §4: ``ge.es.math`` provides ConcatV2,
+Split, Concat, Identity, TensorMove, GEMM, Add, MatMul; ``ge.es.nn`` provides Relu, BatchMatMulV2, Conv2D) that
+placement wins: ``GEMM`` (declared in ops-nn) is in ``math``. ``TensorMove``, which the samples import but
+ge-ops.json does not list, is added with confidence ``"supplement"``. Declared custom ops are in ``custom``.
+Details: :mod:`gebench.ops._generate`.
 """
 
 from ._catalogue import (

@@ -199,6 +199,19 @@ def clear_custom_ops() -> None:
         _REG.env_loaded = False
 
 
+def _snapshot() -> tuple[dict[str, OpSchema], dict[str, str], bool]:
+    """The custom-op state, for tests that must leave it as they found it (see :func:`_restore`)."""
+    with _REG.lock:
+        return dict(_REG.custom), dict(_REG.custom_origin), _REG.env_loaded
+
+
+def _restore(state: tuple[dict[str, OpSchema], dict[str, str], bool]) -> None:
+    with _REG.lock:
+        custom, origin, env_loaded = state
+        _REG.custom, _REG.custom_origin, _REG.env_loaded = dict(custom), dict(origin), env_loaded
+        _REG.merged = None
+
+
 # ---------------------------------------------------------------------------------------------- custom files
 def _read_custom_file(path: Path, *, via_env: bool) -> dict[str, OpSchema]:
     where = f"{path}" + (f" (from ${ENV_CUSTOM_OPS})" if via_env else "")

@@ -16,13 +16,13 @@ Reshape`` chains of exported transformer models infer static shapes.
 from __future__ import annotations
 
 import logging
-import math
 from collections.abc import Callable, Iterable, Sequence
 from typing import Any
 
 import numpy as np
 
-from ..ir import UNKNOWN_DIM, UNKNOWN_RANK, DataType, Graph, Node, TensorDesc, TensorValue
+from gebench.ir import UNKNOWN_DIM, UNKNOWN_RANK, DataType, Format, Graph, Node, TensorDesc, TensorValue
+
 from ._catalogue import get_schema
 from ._schema import OpSchema
 from .errors import InferenceError
@@ -53,17 +53,22 @@ _RULES: dict[str, InferRule] = {}
 _MISSING = object()
 
 
-def register_infer(*op_types: str) -> Callable[[InferRule], InferRule]:
-    """Decorator registering ``rule`` as the inference rule of ``op_types``.
+def register_infer(*op_types: str, replace: bool = False) -> Callable[[InferRule], InferRule]:
+    """Decorator registering a rule ``fn(ctx: InferContext) -> None`` as the inference rule of ``op_types``.
+
+    Use it for custom ops too: ``@register_infer("AddCustom")``. ``replace=True`` swaps an existing rule (for
+    code that is reloaded).
 
     Raises:
-        ValueError: an op type already has a rule (each op has exactly one).
+        ValueError: an op type already has a different rule and ``replace`` is False.
     """
 
     def deco(rule: InferRule) -> InferRule:
         for op in op_types:
-            if op in _RULES and _RULES[op] is not rule:
-                raise ValueError(f"op {op!r} already has inference rule {_RULES[op].__qualname__}")
+            old = _RULES.get(op)
+            if old is not None and old is not rule and not replace:
+                raise ValueError(f"op {op!r} already has inference rule {old.__module__}.{old.__qualname__}; "
+                                 "pass replace=True to swap it")
             _RULES[op] = rule
         return rule
 
@@ -174,11 +179,13 @@ class InferContext:
     """
 
     def __init__(self, graph: Graph, node: Node, schema: OpSchema | None,
-                 values: dict[tuple[int, int], np.ndarray] | None = None) -> None:
+                 values: dict[tuple[int, int], np.ndarray] | None = None, *, allow_unknown_ops: bool = False) -> None:
         self.graph = graph
         self.node = node
         self.schema = schema
         self.values = values if values is not None else {}
+        #: passed on when a rule infers a subgraph (If, PartitionedCall)
+        self.allow_unknown_ops = allow_unknown_ops
         if schema is not None:
             self._in = schema.input_layout(len(node.inputs))
             self._out = schema.output_layout(len(node.outputs))
@@ -243,6 +250,13 @@ class InferContext:
                 return val.array
         return self.values.get((src.id, port))
 
+    def small_value(self, which: str | int) -> np.ndarray | None:
+        """Like :meth:`value` but None for tensors too big to fold (more than ``MAX_FOLDED_ELEMENTS``)."""
+        v = self.value(which)
+        if v is None or np.asarray(v).size > MAX_FOLDED_ELEMENTS:
+            return None
+        return v
+
     def int_values(self, which: str | int) -> list[int] | None:
         """A constant input as a flat list of ints, or None when not constant."""
         v = self.value(which)
@@ -273,7 +287,8 @@ class InferContext:
         return len(self.node.outputs)
 
     def set_output(self, which: str | int, dtype: DataType | int, shape: Sequence[int]) -> None:
-        """Write dtype and shape (and origin shape/dtype) of an output; the format is left as it is."""
+        """Write dtype, shape and origin shape of an output (all anchors of a dynamic output given by name);
+        formats are left as they are. An output name the node has no anchor for is ignored."""
         if isinstance(which, str):
             idx = self._out.get(which)
             if not idx:
@@ -288,7 +303,6 @@ class InferContext:
             d.dtype = DataType(dtype)
             d.shape = tuple(int(x) for x in shape)
             d.origin_shape = d.shape
-            d.origin_dtype = None
 
     def set_value(self, index: int, array: np.ndarray | None) -> None:
         """Remember the value of output ``index`` for later rules (only small tensors are kept)."""
@@ -298,23 +312,32 @@ class InferContext:
 
 # ---------------------------------------------------------------------------------------------- driver
 def _sync_inputs(graph: Graph, node: Node) -> None:
-    """Copy each producer's output desc onto the connected input desc (GE does this before inferring)."""
+    """Copy dtype and shape of each producer's output desc onto the connected input desc, as GE does before
+    inferring a node. A format the input desc states (an importer may set NCHW) is kept; an unset one (ND or
+    RESERVED) takes the producer's."""
     for port, prod in enumerate(graph.producers(node)):
         if prod is None:
             continue
         src, sp = prod
         out = src.outputs[sp]
         d = node.inputs[port]
-        d.dtype, d.shape, d.format = out.dtype, out.shape, out.format
-        d.origin_format, d.origin_shape, d.origin_dtype = out.origin_format, out.origin_shape, out.origin_dtype
+        d.dtype, d.shape = out.dtype, out.shape
+        d.origin_shape, d.origin_dtype = out.origin_shape, out.origin_dtype
+        if d.format in _UNSET_FORMATS:
+            d.format, d.origin_format = out.format, out.origin_format
 
 
-def infer_node(graph: Graph, node: Node, *, values: dict[tuple[int, int], np.ndarray] | None = None) -> None:
+_UNSET_FORMATS = frozenset({Format.FORMAT_ND, Format.FORMAT_RESERVED})
+
+
+def infer_node(graph: Graph, node: Node, *, values: dict[tuple[int, int], np.ndarray] | None = None,
+               allow_unknown_ops: bool = False) -> None:
     """Infer the output dtypes and shapes of ``node``. O(rank) for most ops.
 
     Input descs are first refreshed from their producers' output descs. Const inputs are read from the
-    producers' ``value`` attrs; ``values`` carries tensors computed earlier in the same run (see
-    :func:`infer_graph`).
+    producers' ``value`` attrs; ``values`` maps ``(node id, output port)`` to tensors known in the same run
+    (pass one dict to successive calls to let ``Shape → ... → Reshape`` chains fold; :func:`infer_graph` does).
+    ``allow_unknown_ops`` applies to the subgraphs of If/PartitionedCall nodes (see :func:`infer_graph`).
 
     Raises:
         InferenceError: the op has no rule, or its inputs are inconsistent (message names node and reason).
@@ -327,7 +350,7 @@ def infer_node(graph: Graph, node: Node, *, values: dict[tuple[int, int], np.nda
             f"cannot infer {node.op_type} node {node.name!r}: no inference rule for op type {node.op_type!r}; "
             "register one with gebench.ops.register_infer",
             node_name=node.name, op_type=node.op_type)
-    ctx = InferContext(graph, node, get_schema(node.op_type), values)
+    ctx = InferContext(graph, node, get_schema(node.op_type), values, allow_unknown_ops=allow_unknown_ops)
     try:
         rule(ctx)
     except InferenceError:
@@ -352,7 +375,7 @@ def infer_graph(graph: Graph, *, allow_unknown_ops: bool = False) -> None:
             _sync_inputs(graph, node)
             _log.debug("no inference rule for %s node %s; outputs kept", node.op_type, node.name)
             continue
-        infer_node(graph, node, values=values)
+        infer_node(graph, node, values=values, allow_unknown_ops=allow_unknown_ops)
     for sub in graph.subgraphs.values():
         infer_graph(sub, allow_unknown_ops=allow_unknown_ops)
 
@@ -370,6 +393,11 @@ def _const(ctx: InferContext) -> None:
     if not isinstance(val, TensorValue):
         raise ctx.fail("attr 'value' is not set to a tensor")
     ctx.set_output(0, val.dtype, val.shape)
+    if val.format != Format.FORMAT_ND:
+        # a tensor that states its layout gives it to the output; an ND tensor keeps the desc's format
+        out = ctx.node.outputs[0]
+        out.format = val.format
+        out.origin_format = val.origin_format if val.origin_format is not None else val.format
     ctx.set_value(0, val.array)
 
 
@@ -380,10 +408,3 @@ def _net_output(ctx: InferContext) -> None:
         d = ctx.node.inputs[i]
         ctx.set_output(i, d.dtype, d.shape)
 
-
-def ceil_div(a: int, b: int) -> int:
-    return -(-a // b)
-
-
-def isqrt_safe(x: float) -> int:  # pragma: no cover - helper kept tiny for Range
-    return math.ceil(x)

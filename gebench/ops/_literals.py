@@ -12,7 +12,7 @@ from typing import Any
 
 import numpy as np
 
-from ..ir import DataType, TensorValue
+from gebench.ir import DataType, TensorValue
 
 __all__ = ["ATTR_TYPES", "LiteralError", "parse_literal", "to_json_value", "from_json_value", "empty_tensor"]
 

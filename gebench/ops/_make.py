@@ -5,7 +5,8 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from ..ir import Graph, Node, TensorDesc
+from gebench.ir import Graph, Node, TensorDesc
+
 from ._catalogue import require_schema
 from ._schema import OpSchema
 

@@ -6,7 +6,7 @@ import copy
 import dataclasses
 from typing import Any, Literal
 
-from ..ir import TensorValue
+from gebench.ir import TensorValue
 
 __all__ = ["InputDef", "OutputDef", "AttrDef", "OpSchema"]
 
