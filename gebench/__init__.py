@@ -1,1 +1,28 @@
-"""gebench."""
+"""gebench: a workbench for writing and debugging Ascend GE graph fusion passes anywhere.
+
+Importing gebench exposes its GE-compatible facade as the top-level package ``ge`` (unless another ``ge``
+package is already imported), so pass files written for GE import ``ge.passes``, ``ge.es`` and ``ge.graph``
+unchanged.
+"""
+
+from .ge import install as _install_ge
+
+_install_ge()
+
+# Python API (gebench.api), resolved lazily so that `import gebench` stays cheap.
+_API_NAMES = ("load", "compile", "Run", "PassSet", "register_loader", "register_dump_writer")
+
+__all__ = list(_API_NAMES)
+
+
+def __getattr__(name: str):  # noqa: ANN202 - PEP 562 hook
+    if name in _API_NAMES:
+        if name == "PassSet":
+            from .fusion.reload import PassSet as value
+        else:
+            from . import api
+
+            value = getattr(api, name)
+        globals()[name] = value
+        return value
+    raise AttributeError(f"module 'gebench' has no attribute {name!r}")

@@ -4,7 +4,8 @@ from __future__ import annotations
 
 from typing import Any, NoReturn
 
-from ... import ir
+from gebench import ir
+
 from .types import DataType, Format
 
 __all__ = ["Shape", "TensorDesc", "UNKNOWN_DIM", "UNKNOWN_DIM_NUM", "UNKNOWN_DIM_SIZE"]

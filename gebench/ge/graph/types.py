@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import enum
 
-from ...ir import DataType, Format
+from gebench.ir import DataType, Format
 
 __all__ = ["DataType", "Format", "Placement", "AttrValueType"]
 

@@ -1,0 +1,534 @@
+"""``GraphBuilder``, ``InputType`` and the builder scopes of ``ge.es`` (spec §2.2.1-§2.2.3)."""
+
+from __future__ import annotations
+
+import contextlib
+import enum
+import math
+import threading
+from collections.abc import Iterator
+from typing import Any, NoReturn
+
+import numpy as np
+
+from gebench import ir, ops
+from gebench.ge.graph import Graph
+from gebench.ge.graph._attr import _AttrValue, to_float32
+from gebench.ge.graph.tensor_desc import check_dims
+from gebench.ge.graph.types import DataType, Format
+
+from .tensor_holder import TensorHolder
+
+# GE's module also exposes TensorHolder, Graph, DataType and Format by importing them (not in __all__).
+__all__ = ["GraphBuilder", "InputType", "attr_scope", "control_dependency_scope"]
+
+_INT_RANGES = {
+    DataType.DT_INT64: (-(2**63), 2**63 - 1),
+    DataType.DT_INT32: (-(2**31), 2**31 - 1),
+    DataType.DT_UINT64: (0, 2**64 - 1),
+    DataType.DT_UINT32: (0, 2**32 - 1),
+}
+
+
+class InputType(enum.Enum):
+    """Op type of a graph input node made by :meth:`GraphBuilder.create_input`."""
+
+    DATA = "Data"
+    REF_DATA = "RefData"
+    AIPP_DATA = "AippData"
+    ANY_DATA = "AnyData"
+
+
+# ----------------------------------------------------------------------------------------------- scopes
+class _ScopeState(threading.local):
+    def __init__(self) -> None:
+        self.attrs: list[dict[str, Any]] = []
+        self.deps: list[list[TensorHolder]] = []
+
+
+_SCOPES = _ScopeState()
+
+
+@contextlib.contextmanager
+def attr_scope(attr_maps: dict[str, Any]) -> Iterator[None]:
+    """Every node created inside (by any builder, in this thread) gets these attrs; nested scopes merge.
+
+    Raises:
+        TypeError: ``attr_maps`` is not a dict with str keys.
+        ValueError: a value cannot be stored as an attribute (GE's marshalling rules).
+    """
+    if not isinstance(attr_maps, dict) or not all(isinstance(k, str) for k in attr_maps):
+        raise TypeError(f"attr_scope expects a dict mapping attr names (str) to values, got {attr_maps!r}")
+    converted = {k: _AttrValue.to_ir(v, f"attr_scope attr {k!r}") for k, v in attr_maps.items()}
+    _SCOPES.attrs.append(converted)
+    try:
+        yield
+    finally:
+        _SCOPES.attrs.pop()
+
+
+@contextlib.contextmanager
+def control_dependency_scope(tensors: list[TensorHolder]) -> Iterator[None]:
+    """Every node created inside (by any builder, in this thread) gets control edges from the producers of
+    ``tensors``; nested scopes accumulate.
+
+    Raises:
+        TypeError: ``tensors`` is not a list of TensorHolder.
+    """
+    if not isinstance(tensors, list) or not all(isinstance(t, TensorHolder) for t in tensors):
+        raise TypeError(f"control_dependency_scope expects a list of TensorHolder, got {tensors!r}")
+    _SCOPES.deps.append(list(tensors))
+    try:
+        yield
+    finally:
+        _SCOPES.deps.pop()
+
+
+# ----------------------------------------------------------------------------------------------- checks
+def _is_int(value: Any) -> bool:
+    return isinstance(value, int) and not isinstance(value, bool)
+
+
+def _require_int(value: Any, what: str) -> int:
+    if not _is_int(value):
+        raise TypeError(f"{what} must be an int, got {value!r} ({type(value).__name__})")
+    return value
+
+
+def _require_th(value: Any, what: str) -> TensorHolder:
+    if not isinstance(value, TensorHolder):
+        raise TypeError(f"{what} must be a TensorHolder, got {type(value).__name__}")
+    return value
+
+
+def _require_str(value: Any, what: str) -> str:
+    if not isinstance(value, str):
+        raise TypeError(f"{what} must be a str, got {value!r} ({type(value).__name__})")
+    return value
+
+
+class GraphBuilder:
+    """Builds a graph eagerly, node by node (GE's "ES" builder).
+
+    Names: inputs are ``input_<index>`` (or the given name); every other node is ``<OpType>_<k>`` with ``k`` a
+    counter shared by all non-input nodes of this builder, Consts included, starting at 0; the output node is
+    ``NetOutput_<graph name>``. After :meth:`build_and_reset` the builder is *built* and every method raises
+    ``RuntimeError``.
+
+    Raises:
+        TypeError: ``name`` is neither a str nor None (``None``/``""`` give ``"graph"``).
+    """
+
+    def __init__(self, name: str | None = None) -> None:
+        if name is not None and not isinstance(name, str):
+            raise TypeError(f"GraphBuilder name must be a str or None, got {name!r} ({type(name).__name__})")
+        self._name = name or "graph"
+        self._graph = ir.Graph(self._name)
+        self._counter = 0
+        self._inputs: dict[int, ir.Node] = {}
+        self._outputs: dict[int, tuple[ir.Node, int]] = {}
+        self._built = False
+
+    @property
+    def name(self) -> str:
+        return self._name
+
+    # ------------------------------------------------------------------ internals
+    def _check_live(self, op: str) -> None:
+        if self._built:
+            raise RuntimeError(f"Cannot {op}: GraphBuilder has already been built. "
+                               f"Create a new GraphBuilder (graph {self._name!r} was returned by build_and_reset).")
+
+    def _next_name(self, op_type: str) -> str:
+        while True:
+            name = f"{op_type}_{self._counter}"
+            self._counter += 1
+            if self._graph.find(name) is None:
+                return name
+
+    def _holder(self, node: ir.Node, index: int = 0) -> TensorHolder:
+        return TensorHolder._create(self, node, index)
+
+    def _own(self, th: TensorHolder, what: str) -> TensorHolder:
+        if th._builder is not self:
+            raise RuntimeError(f"{what} {th.name!r} belongs to GraphBuilder {th._builder.name!r}, "
+                               f"not to {self._name!r}; tensors cannot cross graph builders")
+        return th
+
+    def _apply_scopes(self, node: ir.Node) -> None:
+        for attrs in _SCOPES.attrs:
+            for key, value in attrs.items():
+                node.attrs[key] = value.copy() if isinstance(value, (ir.TensorValue, list)) else value
+        for tensors in _SCOPES.deps:
+            for th in tensors:
+                self._own(th, "control_dependency_scope tensor")
+                if th._ir_node is not node:
+                    self._graph.add_control_edge(th._ir_node, node)
+
+    def _connect(self, th: TensorHolder, node: ir.Node, port: int) -> None:
+        self._graph.add_edge(th._ir_node, th._output_index, node, port)
+        src = th._ir_node.outputs[th._output_index]
+        node.inputs[port] = ir.TensorDesc(dtype=src.dtype, shape=src.shape, format=src.format,
+                                          origin_format=src.origin_format, origin_shape=src.origin_shape,
+                                          origin_dtype=src.origin_dtype)
+
+    def _add_op_node(self, schema: ops.OpSchema, inputs: list[Any], attrs: dict[str, Any],
+                     dynamic_outputs: dict[str, int], subgraphs: dict[str, Graph]) -> ir.Node:
+        """Create a node of ``schema`` fed by ``inputs`` (one entry per IR input: TH, None or list of TH)."""
+        self._check_live(f"create a {schema.op_type} node")
+        dyn_in = {d.name: len(v) for d, v in zip(schema.inputs, inputs, strict=True) if d.kind == "dynamic"}
+        node = ops.make_node(self._graph, schema.op_type, name=self._next_name(schema.op_type),
+                             dynamic_inputs=dyn_in, dynamic_outputs=dynamic_outputs, attrs=attrs)
+        for d, value in zip(schema.inputs, inputs, strict=True):
+            if d.kind == "dynamic":
+                for i, th in enumerate(value):
+                    self._connect(th, node, node.input_index(f"{d.name}{i}"))
+            elif value is not None:
+                self._connect(value, node, node.input_index(d.name))
+        for slot, graph in subgraphs.items():
+            sub = graph._ir
+            try:
+                self._graph.add_subgraph(sub, parent_node=node)
+            except ir.GraphError as exc:
+                raise RuntimeError(f"{schema.op_type} subgraph {slot!r}: {exc}") from exc
+            graph._invalidate()
+        self._apply_scopes(node)
+        return node
+
+    def _const(self, dtype: DataType, values: list[Any], shape: list[int]) -> TensorHolder:
+        self._check_live("create a Const")
+        value = ir.TensorValue(dtype, np.array(values, dtype=ir.numpy_dtype(dtype)).reshape(shape))
+        node = ops.make_node(self._graph, "Const", name=self._next_name("Const"), attrs={"value": value})
+        node.outputs[0] = ir.TensorDesc.of(dtype, shape, Format.FORMAT_ND)
+        self._apply_scopes(node)
+        return self._holder(node)
+
+    def _int_const(self, dtype: DataType, value: Any, shape: Any, api: str) -> TensorHolder:
+        self._check_live(api)
+        if isinstance(value, int) and shape is None:
+            return self._int_scalar(dtype, value, api)
+        values = [value] if isinstance(value, int) else value
+        if not isinstance(values, list) or not all(isinstance(v, int) for v in values):
+            raise TypeError(f"{api}: value must be an int or a list of int, got {value!r}")
+        dims = [len(values)] if shape is None else check_dims(shape, f"{api}: shape")
+        if len(values) != math.prod(dims):
+            raise ValueError(f"{api}: {len(values)} values do not fill shape {dims} "
+                             f"(it needs {math.prod(dims)})")
+        self._check_range(dtype, values, api)
+        return self._const(dtype, [int(v) for v in values], dims)
+
+    def _int_scalar(self, dtype: DataType, value: Any, api: str) -> TensorHolder:
+        self._check_live(api)
+        if not isinstance(value, int):
+            raise TypeError(f"{api}: value must be an int, got {value!r} ({type(value).__name__})")
+        self._check_range(dtype, [value], api)
+        return self._const(dtype, [int(value)], [])
+
+    @staticmethod
+    def _check_range(dtype: DataType, values: list[int], api: str) -> None:
+        lo, hi = _INT_RANGES[dtype]
+        for v in values:
+            if not lo <= v <= hi:
+                raise ValueError(f"{api}: value {v} is outside the {dtype.name} range [{lo}, {hi}]")
+
+    # ------------------------------------------------------------------ inputs
+    def create_input(self, index: int, *, name: str | None = None, type_str: InputType = InputType.DATA,
+                     data_type: DataType = DataType.DT_FLOAT, format: Format = Format.FORMAT_ND,
+                     shape: list[int] | None = None) -> TensorHolder:
+        """A graph input node (type ``type_str.value``, attr ``index``, desc = dtype/format/shape; ``None`` shape
+        is the scalar ``[]``), named ``input_<index>`` unless ``name`` is given. Inputs use no name counter.
+
+        Raises:
+            TypeError: ``index`` is not an int, ``shape`` not a list of int, or an enum/name has the wrong type.
+            RuntimeError: ``index`` is negative or already used, or the name is taken.
+        """
+        self._check_live("create_input")
+        _require_int(index, "create_input: index")
+        if name is not None:
+            _require_str(name, "create_input: name")
+        if not isinstance(type_str, InputType):
+            raise TypeError(f"create_input: type_str must be an InputType, got {type_str!r}")
+        if not isinstance(data_type, DataType):
+            raise TypeError(f"create_input: data_type must be a DataType, got {data_type!r}")
+        if not isinstance(format, Format):
+            raise TypeError(f"create_input: format must be a Format, got {format!r}")
+        dims = [] if shape is None else check_dims(shape, "create_input: shape")
+        node_name = name if name is not None else f"input_{index}"
+        if index < 0 or index in self._inputs or self._graph.find(node_name) is not None:
+            why = ("the index is negative" if index < 0 else
+                   f"index {index} is already used" if index in self._inputs else f"name {node_name!r} is taken")
+            raise RuntimeError(f"Failed to create input: {why}")
+        desc = ir.TensorDesc.of(data_type, dims, format)
+        node = self._graph.add_node(type_str.value, name=node_name, attrs={"index": index}, inputs=[desc],
+                                    outputs=[desc], input_names=["x"], output_names=["y"])
+        self._inputs[index] = node
+        self._apply_scopes(node)
+        return self._holder(node)
+
+    def create_inputs(self, num: int, start_index: int = 0) -> list[TensorHolder]:
+        """``num`` default inputs with indices ``start_index..start_index+num-1``.
+
+        Raises:
+            TypeError: ``num`` is not an int > 0 or ``start_index`` not an int >= 0.
+            RuntimeError: an index is already used.
+        """
+        self._check_live("create_inputs")
+        if not _is_int(num) or num <= 0:
+            raise TypeError(f"create_inputs: num must be an int > 0, got {num!r}")
+        if not _is_int(start_index) or start_index < 0:
+            raise TypeError(f"create_inputs: start_index must be an int >= 0, got {start_index!r}")
+        return [self.create_input(start_index + i) for i in range(num)]
+
+    def create_variable(self, index: int, name: str) -> TensorHolder:
+        """A ``Variable`` node called ``name`` with attr ``index``.
+
+        Raises:
+            TypeError: ``index`` is not an int or ``name`` not a str.
+            RuntimeError: the name is taken.
+        """
+        self._check_live("create_variable")
+        _require_int(index, "create_variable: index")
+        _require_str(name, "create_variable: name")
+        if self._graph.find(name) is not None:
+            raise RuntimeError(f"Failed to create variable: name {name!r} is taken")
+        node = self._graph.add_node("Variable", name=name, attrs={"index": index}, inputs=[ir.TensorDesc()],
+                                    outputs=[ir.TensorDesc()], input_names=["x"], output_names=["y"])
+        self._apply_scopes(node)
+        return self._holder(node)
+
+    # ------------------------------------------------------------------ constants
+    def create_const_int64(self, value: int | list[int], shape: list[int] | None = None) -> TensorHolder:
+        """A DT_INT64 Const: a scalar for an int without shape, 1-D ``[len]`` for a list without shape.
+
+        Raises:
+            TypeError: values are not ints or ``shape`` not a list of int.
+            ValueError: the value count does not fill ``shape``, or a value is out of range.
+        """
+        return self._int_const(DataType.DT_INT64, value, shape, "create_const_int64")
+
+    def create_const_int32(self, value: int | list[int], shape: list[int] | None = None) -> TensorHolder:
+        """Like :meth:`create_const_int64` with DT_INT32."""
+        return self._int_const(DataType.DT_INT32, value, shape, "create_const_int32")
+
+    def create_const_uint64(self, value: int | list[int], shape: list[int] | None = None) -> TensorHolder:
+        """Like :meth:`create_const_int64` with DT_UINT64 (negative values: ValueError)."""
+        return self._int_const(DataType.DT_UINT64, value, shape, "create_const_uint64")
+
+    def create_const_uint32(self, value: int | list[int], shape: list[int] | None = None) -> TensorHolder:
+        """Like :meth:`create_const_int64` with DT_UINT32 (values outside [0, 2^32-1]: ValueError)."""
+        return self._int_const(DataType.DT_UINT32, value, shape, "create_const_uint32")
+
+    def create_const_float(self, value: float | list[float], shape: list[int] | None = None) -> TensorHolder:
+        """A DT_FLOAT Const; ints are accepted and cast to float.
+
+        Raises:
+            TypeError: values are not numbers or ``shape`` not a list of int.
+            ValueError: the value count does not fill ``shape``.
+        """
+        self._check_live("create_const_float")
+        if isinstance(value, (int, float)) and shape is None:
+            return self.create_scalar_float(value)
+        values = [value] if isinstance(value, (int, float)) else value
+        if not isinstance(values, list) or not all(isinstance(v, (int, float)) for v in values):
+            raise TypeError(f"create_const_float: value must be a float or a list of float, got {value!r}")
+        dims = [len(values)] if shape is None else check_dims(shape, "create_const_float: shape")
+        if len(values) != math.prod(dims):
+            raise ValueError(f"create_const_float: {len(values)} values do not fill shape {dims} "
+                             f"(it needs {math.prod(dims)})")
+        return self._const(DataType.DT_FLOAT, [float(v) for v in values], dims)
+
+    def create_vector_int64(self, value: list[int]) -> TensorHolder:
+        """A 1-D DT_INT64 Const. Raises TypeError unless ``value`` is a list of int."""
+        self._check_live("create_vector_int64")
+        if not isinstance(value, list):
+            raise TypeError(f"create_vector_int64: value must be a list of int, got {value!r}")
+        return self._int_const(DataType.DT_INT64, value, None, "create_vector_int64")
+
+    def create_scalar_int64(self, value: int) -> TensorHolder:
+        """A DT_INT64 scalar Const (shape ``[]``). Raises TypeError unless ``value`` is an int."""
+        return self._int_scalar(DataType.DT_INT64, value, "create_scalar_int64")
+
+    def create_scalar_int32(self, value: int) -> TensorHolder:
+        """A DT_INT32 scalar Const. Raises TypeError (not an int) / ValueError (out of range)."""
+        return self._int_scalar(DataType.DT_INT32, value, "create_scalar_int32")
+
+    def create_scalar_uint64(self, value: int) -> TensorHolder:
+        """A DT_UINT64 scalar Const. Raises TypeError (not an int) / ValueError (negative)."""
+        return self._int_scalar(DataType.DT_UINT64, value, "create_scalar_uint64")
+
+    def create_scalar_uint32(self, value: int) -> TensorHolder:
+        """A DT_UINT32 scalar Const. Raises TypeError (not an int) / ValueError (outside [0, 2^32-1])."""
+        return self._int_scalar(DataType.DT_UINT32, value, "create_scalar_uint32")
+
+    def create_scalar_float(self, value: float) -> TensorHolder:
+        """A DT_FLOAT scalar Const; ints are accepted. Raises TypeError for anything else."""
+        self._check_live("create_scalar_float")
+        if not isinstance(value, (int, float)):
+            raise TypeError(f"create_scalar_float: value must be a float, got {value!r} ({type(value).__name__})")
+        return self._const(DataType.DT_FLOAT, [to_float32(value)], [])
+
+    # ------------------------------------------------------------------ outputs and attrs
+    def set_graph_output(self, tensor: TensorHolder, output_index: int) -> None:
+        """Make ``tensor`` graph output ``output_index``.
+
+        Raises:
+            TypeError: ``tensor`` is not a TensorHolder or ``output_index`` not an int.
+            RuntimeError: the index is negative or already set, or the tensor belongs to another builder.
+        """
+        self._check_live("set_graph_output")
+        _require_th(tensor, "set_graph_output: tensor")
+        _require_int(output_index, "set_graph_output: output_index")
+        self._own(tensor, "set_graph_output: tensor")
+        if output_index < 0:
+            raise RuntimeError(f"set_graph_output: output index {output_index} is negative")
+        if output_index in self._outputs:
+            raise RuntimeError(f"set_graph_output: output index {output_index} is already set")
+        self._outputs[output_index] = (tensor._ir_node, tensor._output_index)
+
+    def _typed_value(self, api: str, value: Any, kind: str) -> Any:
+        if kind == "int64" and not _is_int(value):
+            raise TypeError(f"{api}: value must be an int, got {value!r} ({type(value).__name__})")
+        if kind == "string" and not isinstance(value, str):
+            raise TypeError(f"{api}: value must be a str, got {value!r} ({type(value).__name__})")
+        if kind == "bool" and not isinstance(value, bool):
+            raise TypeError(f"{api}: value must be a bool, got {value!r} ({type(value).__name__})")
+        return value
+
+    def _graph_attr(self, kind: str, attr_name: Any, value: Any) -> None:
+        api = f"set_graph_attr_{kind}"
+        self._check_live(api)
+        _require_str(attr_name, f"{api}: attr_name")
+        self._graph.attrs[attr_name] = self._typed_value(api, value, kind)
+
+    def set_graph_attr_int64(self, attr_name: str, value: int) -> None:
+        """Set an int graph attr (strict type check: TypeError)."""
+        self._graph_attr("int64", attr_name, value)
+
+    def set_graph_attr_string(self, attr_name: str, value: str) -> None:
+        """Set a str graph attr (strict type check: TypeError)."""
+        self._graph_attr("string", attr_name, value)
+
+    def set_graph_attr_bool(self, attr_name: str, value: bool) -> None:
+        """Set a bool graph attr (strict type check: TypeError)."""
+        self._graph_attr("bool", attr_name, value)
+
+    def _tensor_attr(self, kind: str, where: str, tensor: Any, attr_name: Any, value: Any) -> None:
+        api = f"set_{where}_attr_{kind}"
+        self._check_live(api)
+        _require_th(tensor, f"{api}: tensor")
+        self._own(tensor, f"{api}: tensor")
+        _require_str(attr_name, f"{api}: attr_name")
+        value = self._typed_value(api, value, kind)
+        if where == "tensor":
+            tensor._ir_node.outputs[tensor._output_index].attrs[attr_name] = value
+        else:
+            tensor._ir_node.attrs[attr_name] = value
+
+    def set_tensor_attr_int64(self, tensor: TensorHolder, attr_name: str, value: int) -> None:
+        """Set an int attr on the producer's output desc at ``tensor``'s output index."""
+        self._tensor_attr("int64", "tensor", tensor, attr_name, value)
+
+    def set_tensor_attr_string(self, tensor: TensorHolder, attr_name: str, value: str) -> None:
+        """Set a str attr on the producer's output desc at ``tensor``'s output index."""
+        self._tensor_attr("string", "tensor", tensor, attr_name, value)
+
+    def set_tensor_attr_bool(self, tensor: TensorHolder, attr_name: str, value: bool) -> None:
+        """Set a bool attr on the producer's output desc at ``tensor``'s output index."""
+        self._tensor_attr("bool", "tensor", tensor, attr_name, value)
+
+    def set_node_attr_int64(self, tensor: TensorHolder, attr_name: str, value: int) -> None:
+        """Set an int attr on ``tensor``'s producer node."""
+        self._tensor_attr("int64", "node", tensor, attr_name, value)
+
+    def set_node_attr_string(self, tensor: TensorHolder, attr_name: str, value: str) -> None:
+        """Set a str attr on ``tensor``'s producer node."""
+        self._tensor_attr("string", "node", tensor, attr_name, value)
+
+    def set_node_attr_bool(self, tensor: TensorHolder, attr_name: str, value: bool) -> None:
+        """Set a bool attr on ``tensor``'s producer node."""
+        self._tensor_attr("bool", "node", tensor, attr_name, value)
+
+    def add_control_dependency(self, dst_tensor: TensorHolder, src_tensors: list[TensorHolder]) -> None:
+        """Control edges from the producers of ``src_tensors`` to the producer of ``dst_tensor``.
+
+        Raises:
+            TypeError: ``dst_tensor`` is not a TensorHolder or ``src_tensors`` not a list of them.
+            RuntimeError: a tensor belongs to another builder, or an edge would close a cycle.
+        """
+        self._check_live("add_control_dependency")
+        _require_th(dst_tensor, "add_control_dependency: dst_tensor")
+        if not isinstance(src_tensors, list):
+            raise TypeError(f"add_control_dependency: src_tensors must be a list of TensorHolder, "
+                            f"got {type(src_tensors).__name__}")
+        for i, th in enumerate(src_tensors):
+            _require_th(th, f"add_control_dependency: src_tensors[{i}]")
+            self._own(th, f"add_control_dependency: src_tensors[{i}]")
+        self._own(dst_tensor, "add_control_dependency: dst_tensor")
+        for th in src_tensors:
+            try:
+                self._graph.add_control_edge(th._ir_node, dst_tensor._ir_node)
+            except ir.GraphError as exc:
+                raise RuntimeError(f"add_control_dependency: {exc}") from exc
+
+    # ------------------------------------------------------------------ build
+    def build_and_reset(self, outputs: list[TensorHolder] | None = None) -> Graph:
+        """Finish the graph: ``outputs[k]`` becomes graph output ``k``; a ``NetOutput_<name>`` node gets input
+        ``k`` from graph output ``k``; each input node's input desc becomes a copy of its output desc; subgraphs
+        nested in subgraphs move to the root. The builder is then *built*. O(n).
+
+        Raises:
+            TypeError: ``outputs`` is not a list (a tuple is refused) of TensorHolder.
+            RuntimeError: an output index repeats, or input/output indices do not run 0..n-1
+                (``"Failed to build graph"``), or the builder was already built.
+        """
+        self._check_live("build_and_reset")
+        if outputs is not None:
+            if not isinstance(outputs, list):
+                raise TypeError(f"build_and_reset: outputs must be a list of TensorHolder, "
+                                f"got {type(outputs).__name__}")
+            for i, th in enumerate(outputs):
+                _require_th(th, f"build_and_reset: outputs[{i}]")
+                self._own(th, f"build_and_reset: outputs[{i}]")
+                if i in self._outputs:
+                    raise RuntimeError(f"build_and_reset: output index {i} is already set by set_graph_output")
+        final = dict(self._outputs)
+        for i, th in enumerate(outputs or []):
+            final[i] = (th._ir_node, th._output_index)
+        for what, indices in (("input", self._inputs), ("output", final)):
+            if sorted(indices) != list(range(len(indices))):
+                raise RuntimeError(f"Failed to build graph {self._name!r}: {what} indices {sorted(indices)} "
+                                   f"must run 0..{len(indices) - 1} without gaps")
+        self._outputs = final
+        for node in self._inputs.values():
+            node.inputs[0] = node.outputs[0].copy()
+        count = len(self._outputs)
+        net = ops.make_node(self._graph, "NetOutput", name=f"NetOutput_{self._name}", dynamic_inputs={"x": count})
+        for k in range(count):
+            src, port = self._outputs[k]
+            self._graph.add_edge(src, port, net, k)
+            net.inputs[k] = src.outputs[port].copy()
+        self._hoist_subgraphs()
+        self._built = True
+        return Graph._wrap(self._graph, owns=True)
+
+    def _hoist_subgraphs(self) -> None:
+        pending = list(self._graph.subgraphs.values())
+        while pending:
+            sub = pending.pop()
+            for nested_name in list(sub.subgraphs):
+                nested = sub.remove_subgraph(nested_name)
+                try:
+                    self._graph.add_subgraph(nested)
+                except ir.GraphError as exc:
+                    raise RuntimeError(f"Failed to build graph {self._name!r}: {exc}") from exc
+                pending.append(nested)
+
+    def __copy__(self) -> NoReturn:
+        raise RuntimeError("GraphBuilder cannot be copied")
+
+    def __deepcopy__(self, memo: dict[int, Any]) -> NoReturn:
+        raise RuntimeError("GraphBuilder cannot be copied")
+
+    def __repr__(self) -> str:
+        state = "built" if self._built else f"{len(self._graph)} nodes"
+        return f"<GraphBuilder {self._name!r}: {state}>"

@@ -1,0 +1,211 @@
+"""``Node`` of the ``ge.graph`` facade (spec §2.3.2): a view of one :class:`gebench.ir.Node`."""
+
+from __future__ import annotations
+
+from typing import Any, NoReturn
+
+from gebench import ir
+
+from ._attr import _AttrValue
+from .tensor_desc import TensorDesc
+
+__all__ = ["Node"]
+
+
+def _check_int(value: Any, what: str) -> int:
+    if not isinstance(value, int) or isinstance(value, bool):
+        raise TypeError(f"{what} must be an int, got {value!r} ({type(value).__name__})")
+    return value
+
+
+def _check_str(value: Any, what: str) -> str:
+    if not isinstance(value, str):
+        raise TypeError(f"{what} must be a str, got {value!r} ({type(value).__name__})")
+    return value
+
+
+class Node:
+    """A node of a graph. Not constructible from Python; graphs, match results and tensor holders hand them out.
+
+    Every accessor returns a new wrapper and there is no ``__eq__``: compare nodes by ``name``. Methods that
+    read or change the node raise ``RuntimeError`` once the node has been removed from its graph.
+    """
+
+    __slots__ = ("_ir_node",)
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        raise RuntimeError("Node cannot be constructed directly; get nodes from a Graph, MatchResult or TensorHolder")
+
+    @classmethod
+    def _wrap(cls, ir_node: ir.Node) -> Node:
+        obj = cls.__new__(cls)
+        obj._ir_node = ir_node
+        return obj
+
+    def _graph(self) -> ir.Graph:
+        node = self._ir_node
+        if not node.alive:
+            raise RuntimeError(f"node {node.name!r} has been removed from its graph")
+        return node.graph
+
+    # -- identity
+    @property
+    def name(self) -> str:
+        return self._ir_node.name
+
+    @property
+    def type(self) -> str:
+        return self._ir_node.op_type
+
+    # -- anchors and edges
+    def get_inputs_size(self) -> int:
+        """Number of valid input descs: connected or set inputs, dynamic instances included; unfed optional
+        inputs (placeholder descs) are not counted."""
+        return sum(1 for d in self._ir_node.inputs if not d.is_placeholder)
+
+    def get_outputs_size(self) -> int:
+        """Number of output descs."""
+        return len(self._ir_node.outputs)
+
+    def get_in_data_nodes_and_port_indexes(self, in_index: int) -> tuple[Node, int]:
+        """The producer of input ``in_index`` and its *output* port.
+
+        Raises:
+            TypeError: ``in_index`` is not an int.
+            RuntimeError: there is no such input or nothing feeds it.
+        """
+        _check_int(in_index, "in_index")
+        graph = self._graph()
+        node = self._ir_node
+        if not 0 <= in_index < len(node.inputs):
+            raise RuntimeError(f"node {node.name!r} ({node.op_type}) has no input {in_index}; "
+                               f"it has {len(node.inputs)}")
+        prod = graph.producer(node, in_index)
+        if prod is None:
+            raise RuntimeError(f"input {in_index} of node {node.name!r} ({node.op_type}) is not connected")
+        return Node._wrap(prod[0]), prod[1]
+
+    def get_out_data_nodes_and_port_indexes(self, out_index: int) -> list[tuple[Node, int]]:
+        """The consumers of output ``out_index`` with their *input* ports, in edge order.
+
+        Raises:
+            TypeError: ``out_index`` is not an int.
+            RuntimeError: there is no such output.
+        """
+        _check_int(out_index, "out_index")
+        graph = self._graph()
+        node = self._ir_node
+        if not 0 <= out_index < len(node.outputs):
+            raise RuntimeError(f"node {node.name!r} ({node.op_type}) has no output {out_index}; "
+                               f"it has {len(node.outputs)}")
+        return [(Node._wrap(dst), port) for dst, port in graph.uses(node, out_index)]
+
+    def get_in_control_nodes(self) -> list[Node]:
+        return [Node._wrap(n) for n in self._graph().control_predecessors(self._ir_node)]
+
+    def get_out_control_nodes(self) -> list[Node]:
+        return [Node._wrap(n) for n in self._graph().control_successors(self._ir_node)]
+
+    # -- attributes
+    def has_attr(self, name: str) -> bool:
+        _check_str(name, "attr name")
+        return name in self._ir_node.attrs
+
+    def get_attr(self, key: str) -> Any:
+        """The attr ``key`` converted by GE's rules (floats read back as float32 values, data-type lists as ints).
+
+        Raises:
+            TypeError: ``key`` is not a str.
+            RuntimeError: the node has no such attr, or GE's API cannot read its kind.
+        """
+        _check_str(key, "attr name")
+        try:
+            value = self._ir_node.attrs[key]
+        except KeyError:
+            raise RuntimeError(f"node {self.name!r} ({self.type}) has no attr {key!r}") from None
+        return _AttrValue.from_ir(value, f"attr {key!r} of node {self.name!r}")
+
+    def set_attr(self, key: str, value: Any) -> None:
+        """Set attr ``key`` by GE's marshalling rules.
+
+        Raises:
+            TypeError: ``key`` is not a str.
+            ValueError: ``value`` cannot be stored (empty list, mixed list, unsupported type).
+        """
+        _check_str(key, "attr name")
+        self._graph()
+        self._ir_node.attrs[key] = _AttrValue.to_ir(value, f"attr {key!r} of node {self.name!r}")
+
+    def _port_desc(self, descs: list[ir.TensorDesc], index: Any, kind: str) -> ir.TensorDesc:
+        _check_int(index, f"{kind} index")
+        if not 0 <= index < len(descs):
+            raise RuntimeError(f"node {self.name!r} ({self.type}) has no {kind} {index}; it has {len(descs)}")
+        return descs[index]
+
+    def get_input_attr(self, name: str, index: int) -> Any:
+        """Attr ``name`` of input desc ``index``. Raises RuntimeError when absent."""
+        _check_str(name, "attr name")
+        desc = self._port_desc(self._ir_node.inputs, index, "input")
+        if name not in desc.attrs:
+            raise RuntimeError(f"input {index} of node {self.name!r} has no attr {name!r}")
+        return _AttrValue.from_ir(desc.attrs[name], f"attr {name!r} of input {index} of node {self.name!r}")
+
+    def set_input_attr(self, name: str, index: int, value: Any) -> None:
+        _check_str(name, "attr name")
+        desc = self._port_desc(self._ir_node.inputs, index, "input")
+        desc.attrs[name] = _AttrValue.to_ir(value, f"attr {name!r} of input {index} of node {self.name!r}")
+
+    def get_output_attr(self, name: str, index: int) -> Any:
+        """Attr ``name`` of output desc ``index``. Raises RuntimeError when absent."""
+        _check_str(name, "attr name")
+        desc = self._port_desc(self._ir_node.outputs, index, "output")
+        if name not in desc.attrs:
+            raise RuntimeError(f"output {index} of node {self.name!r} has no attr {name!r}")
+        return _AttrValue.from_ir(desc.attrs[name], f"attr {name!r} of output {index} of node {self.name!r}")
+
+    def set_output_attr(self, name: str, index: int, value: Any) -> None:
+        _check_str(name, "attr name")
+        desc = self._port_desc(self._ir_node.outputs, index, "output")
+        desc.attrs[name] = _AttrValue.to_ir(value, f"attr {name!r} of output {index} of node {self.name!r}")
+
+    # -- descs
+    def get_input_desc(self, index: int) -> TensorDesc:
+        """A copy of input desc ``index``; change it and write it back with :meth:`update_input_desc`.
+
+        Raises:
+            TypeError: ``index`` is not an int.
+            RuntimeError: no such input.
+        """
+        return TensorDesc._wrap(self._port_desc(self._ir_node.inputs, index, "input").copy())
+
+    def get_output_desc(self, index: int) -> TensorDesc:
+        """A copy of output desc ``index`` (see :meth:`get_input_desc`)."""
+        return TensorDesc._wrap(self._port_desc(self._ir_node.outputs, index, "output").copy())
+
+    def update_input_desc(self, index: int, desc: TensorDesc) -> None:
+        """Replace input desc ``index`` with a copy of ``desc``.
+
+        Raises:
+            TypeError: ``desc`` is not a TensorDesc or ``index`` not an int.
+            RuntimeError: no such input.
+        """
+        self._update(self._ir_node.inputs, index, desc, "input")
+
+    def update_output_desc(self, index: int, desc: TensorDesc) -> None:
+        """Replace output desc ``index`` with a copy of ``desc`` (see :meth:`update_input_desc`)."""
+        self._update(self._ir_node.outputs, index, desc, "output")
+
+    def _update(self, descs: list[ir.TensorDesc], index: Any, desc: Any, kind: str) -> None:
+        if not isinstance(desc, TensorDesc):
+            raise TypeError(f"{kind} desc must be a TensorDesc, got {type(desc).__name__}")
+        self._port_desc(descs, index, kind)
+        descs[index] = desc._desc.copy()
+
+    def __copy__(self) -> NoReturn:
+        raise RuntimeError("Node cannot be copied")
+
+    def __deepcopy__(self, memo: dict[int, Any]) -> NoReturn:
+        raise RuntimeError("Node cannot be copied")
+
+    def __repr__(self) -> str:
+        return f"Node(name={self.name!r}, type={self.type!r})"
