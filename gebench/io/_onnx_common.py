@@ -194,33 +194,37 @@ class OpContext:
         self.op_type = node.op_type
         self.attrs = attributes(node)
         self.emitted: list[Emitted] = []
+        ins = [name or None for name in node.input]
+        while ins and ins[-1] is None:
+            ins.pop()
+        self._inputs = ins
+        self._outputs = [name or None for name in node.output]
 
     # ---- inputs / outputs of the ONNX node
     def input(self, i: int) -> str | None:
         """ONNX input ``i`` (None when absent or given as the empty name)."""
-        ins = self.onnx_node.input
-        return ins[i] if i < len(ins) and ins[i] else None
+        return self._inputs[i] if i < len(self._inputs) else None
 
     @property
     def num_inputs(self) -> int:
         """Count of ONNX inputs, trailing empty names dropped."""
-        ins = list(self.onnx_node.input)
-        while ins and not ins[-1]:
-            ins.pop()
-        return len(ins)
+        return len(self._inputs)
 
     def inputs(self) -> list[str | None]:
-        return [self.input(i) for i in range(self.num_inputs)]
+        return list(self._inputs)
 
     def output(self, i: int) -> str | None:
-        outs = self.onnx_node.output
-        return outs[i] if i < len(outs) and outs[i] else None
+        return self._outputs[i] if i < len(self._outputs) else None
 
     def outputs(self) -> list[str | None]:
-        return [self.output(i) for i in range(len(self.onnx_node.output))]
+        return list(self._outputs)
 
     def attr(self, key: str, default: Any = None) -> Any:
         return self.attrs.get(key, default)
+
+    def is_used(self, tensor: str | None) -> bool:
+        """True when some node (or a graph output) reads ``tensor``."""
+        return tensor is not None and self._driver.is_used(tensor)
 
     def static_value(self, tensor: str | None) -> np.ndarray | None:
         """The constant value of a tensor produced by an initializer or Constant node, else None."""
@@ -265,6 +269,14 @@ class OpContext:
         self.emitted.append(Emitted(node, ins, outs, suffix or op_type, dict(input_formats or {}),
                                     dict(output_formats or {})))
         return node
+
+    def outer_scope_inputs(self, bodies: Sequence[onnx.GraphProto]) -> list[str]:
+        """Tensors of the enclosing graphs that ``bodies`` read, in first-use order."""
+        return self._driver.outer_scope_inputs(bodies)
+
+    def add_subgraph(self, node: ir.Node, name: str, body: onnx.GraphProto, outer: Sequence[str]) -> None:
+        """Import ``body`` as subgraph ``name`` of ``node``; outer tensor ``outer[i]`` feeds its Data ``i``."""
+        self._driver.import_subgraph(node, name, body, list(outer))
 
     def const(self, suffix: str, value: ir.TensorValue) -> str:
         """Emit a Const node holding ``value``; returns the tensor name of its output."""

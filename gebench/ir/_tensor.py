@@ -35,11 +35,17 @@ class TensorDesc:
     attrs: dict[str, Any] = dataclasses.field(default_factory=dict)
 
     def __post_init__(self) -> None:
-        self.dtype = DataType(self.dtype)
-        self.format = Format(self.format)
-        self.origin_format = Format(self.origin_format)
-        self.shape = tuple(int(d) for d in self.shape)
-        self.origin_shape = tuple(int(d) for d in self.origin_shape)
+        # normalise only what is not normalised already: descs are created on hot paths (import, rewrite)
+        if type(self.dtype) is not DataType:
+            self.dtype = DataType(self.dtype)
+        if type(self.format) is not Format:
+            self.format = Format(self.format)
+        if type(self.origin_format) is not Format:
+            self.origin_format = Format(self.origin_format)
+        if type(self.shape) is not tuple or not all(type(d) is int for d in self.shape):
+            self.shape = tuple(int(d) for d in self.shape)
+        if type(self.origin_shape) is not tuple or not all(type(d) is int for d in self.origin_shape):
+            self.origin_shape = tuple(int(d) for d in self.origin_shape)
 
     @classmethod
     def placeholder(cls) -> TensorDesc:
@@ -73,11 +79,12 @@ class TensorDesc:
         return self == other
 
 
-@dataclasses.dataclass(eq=False)
+@dataclasses.dataclass(eq=False, frozen=True)
 class TensorValue:
     """A constant tensor: the ``value`` attr of Const nodes and tensor-typed attributes.
 
-    ``array`` holds the values in the numpy type given by :func:`numpy_dtype`; its shape is ``shape``.
+    A TensorValue is immutable: its array is read-only (replace the attr to change a value), so graph
+    copies and snapshots share TensorValues instead of copying weights. ``array`` holds the values in the numpy type given by :func:`numpy_dtype`; its shape is ``shape``.
     DT_BF16 values are kept as raw uint16 bit patterns. Equality compares dtype, shape, format and bytes.
     """
 
@@ -87,13 +94,16 @@ class TensorValue:
     origin_format: Format | None = None
 
     def __post_init__(self) -> None:
-        self.dtype = DataType(self.dtype)
-        self.format = Format(self.format)
+        object.__setattr__(self, "dtype", DataType(self.dtype))
+        object.__setattr__(self, "format", Format(self.format))
         want = numpy_dtype(self.dtype)
         arr = np.asarray(self.array)
         if arr.dtype != want:
             arr = arr.astype(want)
-        self.array = arr
+        else:
+            arr = arr.view()  # a private read-only view; the caller's array keeps its own flags
+        arr.flags.writeable = False
+        object.__setattr__(self, "array", arr)
 
     @classmethod
     def from_list(cls, values: Any, dtype: DataType, shape: Sequence[int] | None = None,
@@ -124,8 +134,13 @@ class TensorValue:
     def desc(self) -> TensorDesc:
         return TensorDesc.of(self.dtype, self.shape, self.format)
 
+    def with_format(self, fmt: Format) -> TensorValue:
+        """The same values with another format (values are immutable). O(1): the array is shared."""
+        return dataclasses.replace(self, format=fmt)
+
     def copy(self) -> TensorValue:
-        return TensorValue(self.dtype, self.array.copy(), self.format, self.origin_format)
+        """Return ``self``: values are immutable, so a copy can share them. O(1)."""
+        return self
 
     def __eq__(self, other: object) -> bool:
         if not isinstance(other, TensorValue):
@@ -138,8 +153,6 @@ class TensorValue:
 
 
 def _copy_attr_value(value: Any) -> Any:
-    if isinstance(value, TensorValue):
-        return value.copy()
     if isinstance(value, TensorDesc):
         return value.copy()
     if isinstance(value, list):

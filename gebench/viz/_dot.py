@@ -221,7 +221,7 @@ def view_to_dot(view: GraphView, *, rankdir: str = "TB") -> str:
     lines = [
         "digraph G {",
         f'graph [rankdir={rankdir}, nodesep=0.25, ranksep=0.35, id="gb_graph", bgcolor="transparent"];',
-        'node [shape=box, style="rounded,filled", fillcolor="#ffffff", color="#5a6270", fontsize=10, '
+        'node [shape=box, style=filled, fillcolor="#ffffff", color="#5a6270", fontsize=10, '
         'height=0.3, margin="0.08,0.03"];',
         'edge [fontsize=8, color="#8a909a", arrowsize=0.6];',
     ]

@@ -12,10 +12,10 @@ __all__ = ["k_hop", "search_nodes"]
 def k_hop(graph: ir.Graph, seeds: Iterable[int], *, k: int = 2, max_nodes: int = 400) -> set[int]:
     """Node ids within ``k`` data/control edges (either direction) of the ``seeds``.
 
-    Breadth first, so when ``max_nodes`` cuts the search the nearest nodes are kept; seeds are always
-    included (ids not in the graph are ignored). O(visited edges); read-only.
+    Breadth first, so when ``max_nodes`` cuts the search the nearest nodes are kept; seeds come first
+    (ids not in the graph are ignored; beyond ``max_nodes`` seeds the rest are dropped). O(visited edges); read-only.
     """
-    frontier = [nid for nid in dict.fromkeys(seeds) if graph.has_node_id(nid)]
+    frontier = [nid for nid in dict.fromkeys(seeds) if graph.has_node_id(nid)][:max_nodes]
     keep: dict[int, None] = dict.fromkeys(frontier)
     for _ in range(k):
         nxt: list[int] = []

@@ -28,6 +28,10 @@ __all__ = [
 #: GE's custom-pass stages in the order GE runs them.
 STAGE_ORDER = ("BeforeInferShape", "AfterInferShape", "AfterBuiltinFusionPass", "AfterOriginGraphOptimize")
 
+#: Pseudo pass and stage grouping ledger records that belong to no pass (pass files that failed to load).
+LOAD_PASS = "(pass files)"
+LOAD_STAGE = "Load"
+
 #: CSS class (without the ``gb_st_`` prefix) per ledger status name.
 STATUS_CLASS = {
     "REPLACED": "replaced",
@@ -115,8 +119,10 @@ class CandidateRow:
         """The JSON row sent to the front end (small: no graphs, no arrays)."""
         verify = None
         if self.max_abs_error is not None:
+            checked = self.detail.get("verify") if isinstance(self.detail.get("verify"), dict) else {}
+            ok = bool(checked.get("ok", True)) and not self.detail.get("verify_failed")
             verify = {"abs": float(self.max_abs_error),
-                      "rel": float(self.max_rel_error) if self.max_rel_error is not None else None}
+                      "rel": float(self.max_rel_error) if self.max_rel_error is not None else None, "ok": ok}
         return {
             "i": self.index, "status": self.status, "css": self.css, "pattern": self.pattern_name,
             "reason": self.reason, "targets": self.target_names[:8], "ntargets": len(self.target_names),
@@ -130,7 +136,9 @@ def _captures(value: Any) -> list[str]:
         return []
     out = []
     for item in value if isinstance(value, (list, tuple)) else [value]:
-        if isinstance(item, (list, tuple)) and len(item) == 2 and isinstance(item[1], int):
+        if isinstance(item, (list, tuple)) and len(item) == 3 and isinstance(item[2], int):
+            out.append(f"{item[1]}:{item[2]}")
+        elif isinstance(item, (list, tuple)) and len(item) == 2 and isinstance(item[1], int):
             node, port = item
             out.append(f"{getattr(node, 'name', node)}:{port}")
         elif isinstance(item, dict):
@@ -162,10 +170,14 @@ def candidate_rows(ledger: Any) -> list[CandidateRow]:
         g = rec.get if isinstance(rec, dict) else (lambda k, d=None, _r=rec: getattr(_r, k, d))
         ids = [int(x) for x in (g("target_node_ids") or [])]
         names = [str(x) for x in (g("target_node_names") or [])]
+        pass_name, stage = _name(g("pass_name")), _name(g("stage"))
+        if not pass_name:
+            # records that belong to no pass: pass files that failed to load, run-level lints
+            pass_name, stage = LOAD_PASS, stage or LOAD_STAGE
         rows.append(CandidateRow(
             index=i,
-            pass_name=_name(g("pass_name")),
-            stage=_name(g("stage")),
+            pass_name=pass_name,
+            stage=stage,
             pattern_name=_name(g("pattern_name")),
             status=_status_name(g("status")),
             reason=_text(g("reason")),
@@ -203,6 +215,8 @@ class PassSummary:
 
 
 def _stage_key(stage: str) -> tuple[int, str]:
+    if stage == LOAD_STAGE:
+        return (-1, stage)
     return (STAGE_ORDER.index(stage) if stage in STAGE_ORDER else len(STAGE_ORDER), stage)
 
 

@@ -160,7 +160,7 @@ class Tensor:
     def set_format(self, format: Format) -> Tensor:
         if not isinstance(format, Format):
             raise TypeError(f"format must be a Format, got {format!r}")
-        self._value.format = format
+        self._value = self._value.with_format(format)
         return self
 
     def get_data_type(self) -> DataType:

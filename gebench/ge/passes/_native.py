@@ -480,7 +480,7 @@ class SubgraphRewriter:
             if session is not None:
                 session.note_rewrite_failure(boundary_nodes=nodes, reason=reason, graph=graph, source=source)
             if context is None:
-                _log.warning("SubgraphRewriter.replace failed (pass %s): %s", pass_name, reason)
+                _log.info("SubgraphRewriter.replace failed (pass %s): %s", pass_name, reason)
                 return FAILED
             msg = f"SubgraphRewriter Replace with context failed, pass_name={pass_name}, status={FAILED}: {reason}"
             context.set_error_message(msg)
@@ -502,7 +502,7 @@ class SubgraphRewriter:
 
         before = [(n.id, n.name, n.op_type) for n in region]
         try:
-            result = rewrite(graph, core, replacement_ir.copy(), pass_name=pass_name)
+            result = rewrite(graph, core, replacement_ir, pass_name=pass_name)
         except RewriteError as exc:
             return fail(str(exc), region, graph)
         if session is not None:

@@ -1,0 +1,244 @@
+"""gebench's Python API: load a graph, compile it through custom passes, look at the result.
+
+``load(path_or_graph)`` accepts a ``ge.graph.Graph`` (e.g. from ``GraphBuilder``), an ``ir.Graph``, the IR
+text form (a file or a string), and whatever other parts register with :func:`register_loader` (ONNX,
+GE dumps). ``compile(graph, passes=...)`` runs the passes through GE's stages and returns a
+:class:`~gebench.fusion.runtime.Run`.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+from collections.abc import Callable, Iterable
+from pathlib import Path
+from typing import Any
+
+from . import ir
+from .fusion.runtime import DUMP_SUFFIXES, PRE_RUN_SUFFIX, Run, execute
+
+__all__ = [
+    "Run",
+    "compile",
+    "load",
+    "register_dump_writer",
+    "register_loader",
+    "resolve_passes",
+    "write_dumps",
+]
+
+_log = logging.getLogger(__name__)
+
+Loader = Callable[[Path], Any]
+DumpWriter = Callable[[Run, Path], list[Path]]
+
+_LOADERS: dict[str, Loader] = {}
+_DUMP_WRITERS: list[DumpWriter] = []
+
+#: Suffixes read as the IR text form when no other loader claims them.
+TEXT_SUFFIXES = (".gir", ".ir", ".txt")
+
+
+def register_loader(suffixes: str | Iterable[str], fn: Loader) -> None:
+    """Make :func:`load` read files with these suffixes (``".onnx"``) by ``fn(path) -> ir.Graph``.
+
+    ``fn`` may also return a ``ge.graph.Graph``. A later registration for a suffix replaces the earlier one.
+    Suffix matching is case-insensitive and also tries compound suffixes (``".pbtxt"``, ``".onnx.txt"``).
+    """
+    if isinstance(suffixes, str):
+        suffixes = [suffixes]
+    for suffix in suffixes:
+        s = suffix.lower()
+        _LOADERS[s if s.startswith(".") else "." + s] = fn
+
+
+def register_dump_writer(fn: DumpWriter) -> None:
+    """Make ``gebench compile --dump-dir`` (and :func:`write_dumps`) call ``fn(run, dump_dir) -> paths``."""
+    _DUMP_WRITERS.append(fn)
+
+
+def _ensure_extensions() -> None:
+    """Import optional parts that register loaders/writers (gebench.io) if they are importable."""
+    import importlib
+
+    for name in ("gebench.io",):
+        try:
+            importlib.import_module(name)
+        except ImportError as exc:
+            _log.debug("optional module %s not importable: %s", name, exc)
+
+
+def _as_ir(value: Any, what: str) -> ir.Graph:
+    if isinstance(value, ir.Graph):
+        return value
+    ir_graph = getattr(value, "_ir", None)
+    if isinstance(ir_graph, ir.Graph):
+        if getattr(value, "_handle", True) is None:
+            raise ValueError(f"{what}: the ge.graph.Graph was consumed (by Pattern/create_pattern) and is no longer valid")
+        return ir_graph
+    raise TypeError(f"{what}: expected ir.Graph or ge.graph.Graph, got {type(value).__name__}")
+
+
+def load(path_or_graph: Any) -> ir.Graph:
+    """Return the IR graph for a graph object, a file, or IR text.
+
+    Args:
+        path_or_graph: ``ir.Graph`` (returned as is), ``ge.graph.Graph`` (its live IR graph), a path to a file
+            (by suffix through the loader registry; the IR text form otherwise), or a string holding IR text.
+
+    Raises:
+        FileNotFoundError: a path that does not exist.
+        ir.TextFormError: text that does not parse (message gives line and column).
+        TypeError: an unsupported object.
+    """
+    if isinstance(path_or_graph, ir.Graph) or hasattr(path_or_graph, "_ir"):
+        return _as_ir(path_or_graph, "load()")
+    if isinstance(path_or_graph, (str, os.PathLike)):
+        text = os.fspath(path_or_graph)
+        if isinstance(path_or_graph, str) and ("\n" in text or not text.strip()):
+            return ir.parse_text(text)
+        path = Path(text)
+        if not path.exists():
+            if isinstance(path_or_graph, str) and path.suffix.lower() not in _known_suffixes():
+                try:
+                    return ir.parse_text(text)
+                except ValueError:
+                    pass
+            raise FileNotFoundError(f"gebench.load: {text!r} does not exist")
+        _ensure_extensions()
+        name = path.name.lower()
+        for suffix in sorted(_LOADERS, key=len, reverse=True):
+            if name.endswith(suffix):
+                return _as_ir(_LOADERS[suffix](path), f"loader for {suffix}")
+        return ir.parse_text(path.read_text(encoding="utf-8"))
+    raise TypeError(f"gebench.load: expected a graph, a path or IR text, got {type(path_or_graph).__name__}")
+
+
+def _known_suffixes() -> set[str]:
+    return {*TEXT_SUFFIXES, *_LOADERS}
+
+
+def resolve_passes(passes: Any) -> tuple[list[Any], list[Any], Any]:
+    """Turn ``passes`` into (descriptors, load errors, PassSet or None).
+
+    Accepts None (``ASCEND_GE_PY_PASS_PATH``), a :class:`~gebench.fusion.reload.PassSet`, a path string
+    (``os.pathsep``-separated), a path, or an iterable mixing paths, pass classes (decorated with
+    ``register_*_pass``) and ``PassDescriptor`` objects.
+    """
+    from .fusion.reload import PassSet
+    from .ge.passes.registry import PassDescriptor
+
+    if isinstance(passes, PassSet):
+        return passes.descriptors(), passes.errors, passes
+    if passes is None or isinstance(passes, (str, os.PathLike)):
+        pass_set = PassSet(passes if not isinstance(passes, os.PathLike) else [passes])
+        return pass_set.descriptors(), pass_set.errors, pass_set
+    descriptors: list[Any] = []
+    paths: list[str] = []
+    for item in passes:
+        if isinstance(item, PassDescriptor):
+            descriptors.append(item)
+        elif isinstance(item, type) and isinstance(getattr(item, "__ge_pass_descriptor__", None), PassDescriptor):
+            descriptors.append(item.__ge_pass_descriptor__)
+        elif isinstance(item, (str, os.PathLike)):
+            paths.append(os.fspath(item))
+        else:
+            raise TypeError(f"passes: expected paths, registered pass classes or PassDescriptors, got {item!r}")
+    errors: list[Any] = []
+    pass_set = None
+    if paths:
+        pass_set = PassSet(paths)
+        descriptors = [*pass_set.descriptors(), *descriptors]
+        errors = pass_set.errors
+    seen: set[str] = set()
+    unique = []
+    for d in descriptors:
+        if d.pass_name in seen:
+            from .fusion.loader import PassLoadError
+
+            errors.append(PassLoadError(_class_file(d.cls), 0, ValueError(
+                f"duplicate pass name {d.pass_name!r}; pass names must be unique"), "registration"))
+            continue
+        seen.add(d.pass_name)
+        unique.append(d)
+    return unique, errors, pass_set
+
+
+def _class_file(cls: type) -> str:
+    import inspect
+
+    try:
+        return inspect.getsourcefile(cls) or cls.__module__
+    except TypeError:
+        return cls.__module__
+
+
+def compile(graph: Any, passes: Any = None, custom_ops: str | os.PathLike[str] | Iterable[Any] | None = None,  # noqa: A001
+            stages: Iterable[Any] | None = None, *, options: dict[str, str] | None = None, copy: bool = True,
+            record_all: bool = True, run_after_load_error: bool = False, verify_rewrites: bool = False,
+            snapshots: bool = True, verify: bool = False, fusion_switch: Any = None) -> Run:
+    """Compile ``graph`` through the custom-pass stages of GE with ``passes``.
+
+    Args:
+        graph: anything :func:`load` accepts.
+        passes: see :func:`resolve_passes`; default: the files of ``ASCEND_GE_PY_PASS_PATH``.
+        custom_ops: JSON file(s) declaring custom ops (``gebench.ops.load_custom_ops``), loaded first.
+        stages: restrict to these stages (PassStage members or their values).
+        options: compile options visible through ``PassContext.get_option_value``.
+        copy: work on a copy (default) so the caller's graph is untouched.
+        record_all: record structural mismatches and boundary violations too.
+        run_after_load_error: run the loaded passes even though a pass file failed (GE would not compile).
+        verify_rewrites: check every IR invariant (``ir.Graph.verify``) after each rewrite.
+        verify: check each pattern/decompose rewrite numerically as it happens (errors on the ledger records;
+            ``Run.verify()`` then compares the snapshots too).
+        fusion_switch: GE's fusion-switch JSON (path or dict) turning passes off by name (or ``ALL``).
+        snapshots: keep the graph at each GE dump point (``Run.snapshots``); off saves a graph copy per stage.
+
+    Returns:
+        The :class:`Run`; GE's compile failures are its ``status``/``failure_reason``, never exceptions.
+
+    Raises:
+        FileNotFoundError, TypeError, ir.TextFormError: ``graph`` or ``custom_ops`` cannot be read.
+    """
+    if custom_ops is not None:
+        from . import ops
+
+        items = [custom_ops] if isinstance(custom_ops, (str, os.PathLike)) else list(custom_ops)
+        for item in items:
+            ops.load_custom_ops(item)
+    ir_graph = load(graph)
+    if copy:
+        ir_graph = ir_graph.copy()
+    descriptors, errors, _ = resolve_passes(passes)
+    return execute(ir_graph, descriptors, stages=stages, options=options, record_all=record_all,
+                   load_errors=errors, run_after_load_error=run_after_load_error, verify_rewrites=verify_rewrites,
+                   snapshots=snapshots, verify=verify, fusion_switch=fusion_switch)
+
+
+def write_dumps(run: Run, dump_dir: str | os.PathLike[str]) -> list[Path]:
+    """Write one file per snapshot into ``dump_dir``.
+
+    Registered dump writers (:func:`register_dump_writer`, e.g. GE's ge_proto/ge_onnx files from gebench.io)
+    are used when present; otherwise each snapshot is written in the IR text form as
+    ``ge_readable_<8-digit seq>_graph_0_<GE dump name>.txt``.
+    """
+    out_dir = Path(dump_dir)
+    out_dir.mkdir(parents=True, exist_ok=True)
+    _ensure_extensions()
+    if _DUMP_WRITERS:
+        written: list[Path] = []
+        for writer in _DUMP_WRITERS:
+            written.extend(writer(run, out_dir))
+        return written
+    order = [PRE_RUN_SUFFIX, *DUMP_SUFFIXES.values()]
+    written = []
+    seq = 0
+    for suffix in order:
+        graph = run.ir_snapshots.get(suffix)
+        if graph is None:
+            continue
+        path = out_dir / f"ge_readable_{seq:08d}_graph_0_{suffix}.txt"
+        path.write_text(ir.to_text(graph), encoding="utf-8")
+        written.append(path)
+        seq += 1
+    return written

@@ -1,0 +1,196 @@
+"""The ``gebench`` command line.
+
+``gebench compile MODEL [--passes P[:P...]] [--custom-ops FILE] [--dump-dir DIR] [--report FILE]`` runs the
+custom-pass stages like GE's compiler, prints a per-pass summary and exits non-zero where GE would fail the
+compile. Other parts add subcommands with :func:`register_command` (``atc``, ``lab``, ``demo`` ...).
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib
+import json
+import logging
+import os
+import sys
+from collections.abc import Callable, Sequence
+from typing import Any, TextIO
+
+__all__ = ["main", "register_command", "build_parser", "format_summary"]
+
+_log = logging.getLogger(__name__)
+
+#: Exit code of a compile GE would fail (a pass failed, a pass file did not load, inference failed).
+EXIT_COMPILE_FAILED = 1
+#: Exit code of a command-line or input error (bad model path, unreadable file).
+EXIT_USAGE = 2
+#: Exit code of ``--verify`` finding a rewrite or pass that changes results.
+EXIT_VERIFY_MISMATCH = 3
+
+Setup = Callable[[argparse.ArgumentParser], Any]
+_COMMANDS: dict[str, tuple[Setup, str]] = {}
+
+#: Modules imported (if present) before parsing so they can register their subcommands.
+_EXTENSION_MODULES = ("gebench.io", "gebench.exec", "gebench.exec.atc", "gebench.viz", "gebench.backends",
+                      "gebench.lab", "gebench.demo", "gebench.atc")
+
+
+def register_command(name: str, setup: Setup, help: str = "") -> None:  # noqa: A002 - argparse's word
+    """Add subcommand ``name``. ``setup(parser)`` adds its arguments and either returns the handler
+    ``handler(args) -> int`` or calls ``parser.set_defaults(handler=...)``. Re-registering replaces."""
+    _COMMANDS[name] = (setup, help)
+
+
+def _load_extensions() -> None:
+    for module in _EXTENSION_MODULES:
+        try:
+            importlib.import_module(module)
+        except ImportError as exc:
+            _log.debug("no CLI extension from %s: %s", module, exc)
+    try:
+        from importlib.metadata import entry_points
+
+        for ep in entry_points(group="gebench.commands"):
+            try:
+                ep.load()
+            except Exception as exc:  # noqa: BLE001 - a broken plugin must not break the CLI
+                _log.warning("gebench command plugin %s failed to load: %s", ep.name, exc)
+    except Exception:  # noqa: BLE001
+        pass
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(prog="gebench", description="A workbench for Ascend GE graph fusion passes.")
+    parser.add_argument("-v", "--verbose", action="count", default=0, help="log more (repeat for debug)")
+    sub = parser.add_subparsers(dest="command", metavar="COMMAND")
+    for name, (setup, help_text) in sorted(_COMMANDS.items()):
+        p = sub.add_parser(name, help=help_text, description=help_text)
+        handler = setup(p)
+        if callable(handler):
+            p.set_defaults(handler=handler)
+    return parser
+
+
+def _setup_compile(parser: argparse.ArgumentParser) -> Callable[[argparse.Namespace], int]:
+    parser.add_argument("model", help="the model: IR text, a GE dump or ONNX (when gebench.io is present)")
+    parser.add_argument("--passes", default=None,
+                        help="pass files/directories separated by ':' (default: $ASCEND_GE_PY_PASS_PATH)")
+    parser.add_argument("--custom-ops", action="append", default=[], metavar="FILE",
+                        help="JSON file declaring custom ops (repeatable)")
+    parser.add_argument("--dump-dir", default=None, metavar="DIR", help="write a graph file per GE dump point")
+    parser.add_argument("--report", default=None, metavar="FILE", help="write the JSON report of the run")
+    parser.add_argument("--stage", action="append", default=None, metavar="STAGE",
+                        help="run only this stage (repeatable; e.g. BeforeInferShape)")
+    parser.add_argument("--fusion-switch-file", default=None, metavar="FILE",
+                        help="GE fusion switch JSON: Switch.GraphFusion.<pass>|ALL = on/off")
+    parser.add_argument("--verify", action="store_true",
+                        help="check every rewrite and pass numerically on the reference executor")
+    parser.add_argument("--quiet", action="store_true", help="print only the outcome line")
+    return _run_compile
+
+
+def format_summary(run: Any) -> str:
+    """The per-pass summary printed by ``gebench compile``."""
+    lines = []
+    nodes_before = len(run.ir_snapshots.get("PreRunBegin", run.ir_graph))
+    if run.status == "SUCCESS":
+        lines.append(f"compile SUCCESS: {nodes_before} -> {len(run.ir_graph)} nodes")
+    else:
+        where = f" at pass {run.failed_pass}" if run.failed_pass else ""
+        stage = f" (stage {run.failed_stage})" if run.failed_stage else ""
+        reason = run.failure_reason
+        if run.load_errors and reason.startswith("pass plugin load failed"):
+            reason = f"pass plugin load failed ({len(run.load_errors)} error(s); GE would not compile)"
+        lines.append(f"compile FAILED{where}{stage}: {reason}")
+    for err in run.load_errors:
+        lines.append(f"  load error: {err}")
+    summary = run.summary()
+    from .fusion.runtime import STAGE_ORDER
+
+    def order(desc: Any) -> tuple[int, bytes]:
+        stage = getattr(desc.stage, "value", str(desc.stage))
+        rank = STAGE_ORDER.index(stage) if stage in STAGE_ORDER else len(STAGE_ORDER)
+        return rank, desc.pass_name.encode()
+
+    for desc in sorted(run.passes, key=order):
+        stage = getattr(desc.stage, "value", str(desc.stage))
+        entry = summary.get(desc.pass_name, {"candidates": 0, "replaced": 0, "rejected": {}, "lints": 0})
+        rejected = ", ".join(f"{k}={v}" for k, v in sorted(entry["rejected"].items())) or "none"
+        lines.append(f"  [{stage}] {desc.pass_name}: {entry['candidates']} candidates, {entry['replaced']} replaced, "
+                     f"rejected: {rejected}" + (f", {entry['lints']} lints" if entry["lints"] else ""))
+    lints = [r for r in run.ledger if getattr(r.status, "name", "") == "LINT"]
+    for r in lints:
+        source = r.detail.get("source") if isinstance(r.detail, dict) else ""
+        lines.append(f"  lint {r.pass_name or '-'}: {r.reason}" + (f" ({source})" if source else ""))
+    return "\n".join(lines)
+
+
+def _env_dumps(run: Any) -> list[Any]:
+    """GE's own switch: with DUMP_GE_GRAPH set (and no --dump-dir) write the dumps GE would write, through
+    gebench.io (DUMP_GRAPH_PATH / DUMP_GRAPH_LEVEL / DUMP_GRAPH_FORMAT). Nothing when gebench.io is absent."""
+    try:
+        from .io.ge_dump import write_dumps_from_env
+    except ImportError as exc:
+        _log.info("DUMP_GE_GRAPH is set but gebench.io is not importable (%s); no dumps written", exc)
+        return []
+    return list(write_dumps_from_env(run.ir_snapshots))
+
+
+def _run_compile(args: argparse.Namespace, out: TextIO | None = None) -> int:
+    from . import api
+
+    out = out or sys.stdout
+    try:
+        run = api.compile(args.model, passes=args.passes, custom_ops=args.custom_ops or None, stages=args.stage,
+                          verify=args.verify, fusion_switch=args.fusion_switch_file)
+    except (FileNotFoundError, TypeError, ValueError, OSError) as exc:
+        print(f"gebench compile: cannot read {args.model!r}: {exc}", file=sys.stderr)
+        return EXIT_USAGE
+    text = format_summary(run)
+    if args.quiet:
+        text = text.splitlines()[0]
+    print(text, file=out)
+    if args.dump_dir:
+        for path in api.write_dumps(run, args.dump_dir):
+            print(f"  dump: {path}", file=out)
+    elif os.environ.get("DUMP_GE_GRAPH"):
+        for path in _env_dumps(run):
+            print(f"  dump: {path}", file=out)
+    verify_report = None
+    if args.verify and run.status == "SUCCESS":
+        verify_report = run.verify()
+        print(verify_report.summary(), file=out)
+    if args.report:
+        data = run.report()
+        if verify_report is not None:
+            data["verify"] = verify_report.to_dict()
+        with open(args.report, "w", encoding="utf-8") as fh:
+            json.dump(data, fh, indent=1, default=str)
+        print(f"  report: {args.report}", file=out)
+    if run.status != "SUCCESS":
+        return EXIT_COMPILE_FAILED
+    if verify_report is not None and not verify_report.ok:
+        return EXIT_VERIFY_MISMATCH
+    return 0
+
+
+register_command("compile", _setup_compile, "run custom passes through GE's stages and report what they did")
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Entry point of the ``gebench`` script; returns the exit code."""
+    _load_extensions()
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    if args.verbose:
+        logging.basicConfig(level=logging.DEBUG if args.verbose > 1 else logging.INFO)
+    handler = getattr(args, "handler", None)
+    if handler is None:
+        parser.print_help()
+        return EXIT_USAGE
+    return int(handler(args) or 0)
+
+
+if __name__ == "__main__":  # pragma: no cover
+    os.environ.setdefault("PYTHONUNBUFFERED", "1")
+    sys.exit(main())

@@ -1,0 +1,173 @@
+"""``gebench atc``: CANN's ``atc`` command line, working on a machine without CANN.
+
+The commands of GE's Python pass guide run unchanged::
+
+    ASCEND_GE_PY_PASS_PATH=my_pass.py DUMP_GE_GRAPH=1 \\
+        gebench atc --model=model.onnx --framework=5 --soc_version=Ascend910B1 --output=out/model --log=debug
+
+When CANN's ``atc`` is found (``PATH``, ``ASCEND_PATH``; see :mod:`gebench.exec.backends`) it takes over with the
+same arguments and environment. Otherwise gebench does what it can do without a device compiler: it loads the
+model (ONNX, ``--framework=5``, or AIR, ``--framework=1``), runs the passes of ``ASCEND_GE_PY_PASS_PATH`` through
+GE's stages, writes the dumps ``DUMP_GE_GRAPH``/``DUMP_GRAPH_*`` ask for with GE's file names, and writes the
+final graph as ``<output>.air``. No ``.om`` is made then, and the command says so.
+``--gebench_backend=reference`` forces the emulation, ``--gebench_backend=ascend`` insists on the real atc.
+"""
+
+from __future__ import annotations
+
+import argparse
+import logging
+import os
+import sys
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any, TextIO
+
+from gebench.exec.backends import FRAMEWORKS, cann_missing_message, find_atc, run_atc
+
+__all__ = ["ATC_FLAGS", "setup_atc", "run_atc_command", "register"]
+
+_log = logging.getLogger(__name__)
+
+#: atc's value flags (``--name=value``), accepted so that any documented atc command line parses. Only
+#: ``model``, ``framework``, ``soc_version``, ``output``, ``mode`` and ``log`` change what the emulation does; the
+#: others are passed to the real atc and reported as ignored by the emulation.
+ATC_FLAGS = (
+    "mode", "model", "weight", "om", "framework", "input_format", "input_shape", "input_shape_range",
+    "dynamic_batch_size", "dynamic_image_size", "dynamic_dims", "singleop", "output", "output_type",
+    "check_report", "json", "soc_version", "core_type", "aicore_num", "virtual_type", "out_nodes",
+    "input_fp16_nodes", "insert_op_conf", "op_name_map", "is_input_adjust_hw_layout", "is_output_adjust_hw_layout",
+    "external_weight", "compression_optimize_conf", "enable_small_channel", "enable_compress_weight",
+    "compress_weight_conf", "sparsity", "buffer_optimize", "precision_mode", "precision_mode_v2", "allow_hf32",
+    "keep_dtype", "modify_mixlist", "op_precision_mode", "op_select_implmode", "optypelist_for_implmode",
+    "op_bank_path", "op_compiler_cache_mode", "op_compiler_cache_dir", "disable_reuse_memory", "fusion_switch_file",
+    "enable_scope_fusion_passes", "enable_single_stream", "ac_parallel_enable", "tiling_schedule_optimize",
+    "quant_dumpable", "log", "dump_mode", "debug_dir", "op_debug_level", "op_debug_config", "status_check",
+    "host_env_os", "host_env_cpu", "display_model_info", "save_original_model", "shape_generalized_build_mode",
+    "oo_level", "optimization_switch", "input_hint_shape", "customize_dtypes", "distributed_cluster_build",
+    "cluster_config", "model_relation_config", "enable_graph_parallel", "graph_parallel_option_path",
+)
+_EMULATED = {"model", "framework", "soc_version", "output", "mode", "log"}
+_LOG_LEVELS = {"debug": logging.DEBUG, "info": logging.INFO, "warning": logging.WARNING, "error": logging.ERROR,
+               "null": logging.CRITICAL + 1}
+EXIT_FAILED = 1
+EXIT_USAGE = 2
+
+
+def setup_atc(parser: argparse.ArgumentParser) -> Any:
+    """Add atc's flags (atc's own spelling, ``--soc_version=...``) to ``parser``; returns the handler."""
+    for flag in ATC_FLAGS:
+        parser.add_argument(f"--{flag}", dest=f"atc_{flag}", default=None, metavar=flag.upper())
+    parser.add_argument("--gebench_backend", choices=("auto", "reference", "ascend"), default="auto",
+                        help="auto: the real atc when installed, else gebench's emulation (default); "
+                             "reference: always the emulation; ascend: the real atc or an error")
+    return lambda args: run_atc_command(args)
+
+
+def _atc_argv(args: argparse.Namespace) -> list[str]:
+    """The command line for the real atc, rebuilt in atc's spelling from the parsed flags."""
+    return [f"--{flag}={getattr(args, 'atc_' + flag)}" for flag in ATC_FLAGS
+            if getattr(args, "atc_" + flag, None) is not None]
+
+
+def run_atc_command(args: argparse.Namespace, *, out: TextIO | None = None, err: TextIO | None = None,
+                    env: Mapping[str, str] | None = None) -> int:
+    """Run ``gebench atc`` for parsed ``args``; returns the exit code (0 success, 1 failed compile, 2 usage)."""
+    out = out or sys.stdout
+    err = err or sys.stderr
+    env = os.environ if env is None else env
+    level = (args.atc_log or "").lower()
+    if level:
+        if level not in _LOG_LEVELS:
+            print(f"gebench atc: --log={args.atc_log} is not one of {sorted(_LOG_LEVELS)}", file=err)
+            return EXIT_USAGE
+        logging.basicConfig(level=_LOG_LEVELS[level])
+        logging.getLogger("gebench").setLevel(_LOG_LEVELS[level])
+    atc = find_atc(env)
+    if args.gebench_backend == "ascend" and atc is None:
+        print(f"gebench atc: {cann_missing_message(env)}", file=err)
+        return EXIT_FAILED
+    if atc is not None and args.gebench_backend != "reference":
+        result = run_atc([str(atc), *_atc_argv(args)], env=env)
+        out.write(result.stdout)
+        err.write(result.stderr)
+        return result.returncode
+    return _emulate(args, out=out, err=err, env=env)
+
+
+def _emulate(args: argparse.Namespace, *, out: TextIO, err: TextIO, env: Mapping[str, str]) -> int:
+    from gebench import api
+    from gebench.cli import format_summary
+    from gebench.io import GeDumpError, load_air, load_onnx, save_air, write_dumps_from_env
+    from gebench.io.ge_dump import dump_settings_from_env
+
+    mode = args.atc_mode or "0"
+    if mode != "0":
+        print(f"gebench atc: --mode={mode} needs CANN's atc; gebench emulates only --mode=0 (build a model)",
+              file=err)
+        return EXIT_USAGE
+    missing = [f"--{f}" for f in ("model", "framework", "output", "soc_version") if getattr(args, "atc_" + f) is None]
+    if missing:
+        print(f"gebench atc: missing {', '.join(missing)} (atc needs them to build a model)", file=err)
+        return EXIT_USAGE
+    try:
+        framework = int(args.atc_framework)
+    except ValueError:
+        framework = -1
+    if framework not in (1, 5):
+        known = ", ".join(f"{k}={v}" for k, v in FRAMEWORKS.items())
+        print(f"gebench atc: --framework={args.atc_framework} is not emulated; gebench reads 5 (onnx) and 1 (AIR) "
+              f"({known})", file=err)
+        return EXIT_USAGE
+    ignored = [f"--{f}" for f in ATC_FLAGS if f not in _EMULATED and getattr(args, "atc_" + f) is not None]
+    if ignored:
+        print(f"gebench atc: ignoring {', '.join(ignored)} (only the real atc uses them)", file=err)
+    model = Path(args.atc_model)
+    try:
+        graph = load_onnx(model) if framework == 5 else load_air(model)
+    except (OSError, ValueError) as exc:
+        print(f"gebench atc: cannot read --model={model}: {exc}", file=err)
+        return EXIT_USAGE
+    run = api.compile(graph, passes=None, copy=False, options={"ge.socVersion": args.atc_soc_version})
+    print(format_summary(run), file=out)
+    settings = dump_settings_from_env(env)
+    try:
+        for path in write_dumps_from_env(_in_stage_order(run.ir_snapshots), settings=settings):
+            print(f"  dump: {path}", file=out)
+        if run.status != "SUCCESS":
+            print("gebench atc: ATC run failed (the passes failed the compile, as GE would); no model written",
+                  file=err)
+            return EXIT_FAILED
+        air = save_air(run.ir_graph, _output_air(args.atc_output))
+    except GeDumpError as exc:
+        print(f"gebench atc: {exc}", file=err)
+        return EXIT_FAILED
+    print(f"  model: {air} (AIR; no .om: {cann_missing_message(env).split('. ')[0]})", file=out)
+    print("gebench atc: ATC run success (passes applied by gebench)", file=out)
+    return 0
+
+
+def _in_stage_order(snapshots: Mapping[str, Any]) -> dict[str, Any]:
+    from gebench.fusion.runtime import DUMP_SUFFIXES, PRE_RUN_SUFFIX
+
+    order = [s for s in (PRE_RUN_SUFFIX, *DUMP_SUFFIXES.values()) if s in snapshots]
+    order += [s for s in snapshots if s not in order]
+    return {s: snapshots[s] for s in order}
+
+
+def _output_air(output: str) -> Path:
+    for ext in (".om", ".air"):
+        if output.endswith(ext):
+            output = output[: -len(ext)]
+    return Path(output + ".air")
+
+
+def register() -> None:
+    """Add ``atc`` to the ``gebench`` command line (:func:`gebench.cli.register_command`)."""
+    from gebench.cli import register_command
+
+    register_command("atc", setup_atc, "CANN atc's command line: real atc when installed, else gebench's passes, "
+                                       "GE dumps and an AIR file")
+
+
+register()

@@ -1,0 +1,31 @@
+"""The fuse-cycle check GE runs after ``meet_requirements`` (spec §3.4.3b)."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+
+from gebench.ir import Graph, Node
+
+__all__ = ["would_create_cycle"]
+
+
+def would_create_cycle(graph: Graph, nodes: Iterable[Node]) -> bool:
+    """True when fusing ``nodes`` into one node would close a cycle.
+
+    That happens when a node reachable forward (data or control edges) from an external successor of the set
+    is itself in the set. The search only visits nodes whose topological position is at most the last
+    node of the set, so its cost is bounded by the region between the set's first successor and its last
+    node, not by the graph.
+    """
+    members = {n.id: n for n in nodes}
+    if len(members) < 2:
+        return False
+    starts: dict[int, Node] = {}
+    for node in members.values():
+        for succ in graph.successors(node):
+            if succ.id not in members:
+                starts.setdefault(succ.id, succ)
+    if not starts:
+        return False
+    limit = max(graph.position(n) for n in members.values())
+    return graph.reaches_any(starts.values(), set(members), limit=limit)

@@ -1,0 +1,433 @@
+"""GE's subgraph rewrite (spec §3.7), transactional: every rule is checked before the graph is touched.
+
+Order of work: resolve the boundary and derive the replaced region (backward BFS from the outputs, stopping at
+the input producers); check self-containment and the replacement's IO counts; decide which old nodes go (those
+left without data consumers); prove on the graph-as-it-will-be that no cycle appears; only then copy the
+replacement in, place it topologically, re-wire and remove. A failed check raises :class:`RewriteError` and
+leaves the graph exactly as it was.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import enum
+import itertools
+import logging
+from collections.abc import Iterable
+from typing import Any
+
+import numpy as np
+
+from gebench.ir import Graph, GraphError, Node, TensorDesc, TensorValue
+
+from ._boundary import Boundary, boundary_subgraph, escaping_use
+from ._pattern import DATA_TYPE, NETOUTPUT_TYPE
+
+__all__ = ["rewrite", "RewriteError", "RewriteReason", "RewriteResult", "ORIGIN_NAMES_ATTR"]
+
+_log = logging.getLogger(__name__)
+
+#: Attr GE stamps on fused nodes with the names of the nodes they replace.
+ORIGIN_NAMES_ATTR = "_datadump_origin_op_names"
+
+# GE numbers renamed replacement nodes with a counter; gebench keeps one per process.
+_RENAME_COUNTER = itertools.count()
+
+
+class RewriteReason(str, enum.Enum):
+    """Which rewrite rule a :class:`RewriteError` reports."""
+
+    EMPTY_BOUNDARY = "EMPTY_BOUNDARY"
+    BOUNDARY_INPUT_EMPTY = "BOUNDARY_INPUT_EMPTY"
+    BOUNDARY_INPUT_UNRESOLVED = "BOUNDARY_INPUT_UNRESOLVED"
+    BOUNDARY_OUTPUT_UNRESOLVED = "BOUNDARY_OUTPUT_UNRESOLVED"
+    FOREIGN_NODE = "FOREIGN_NODE"
+    NOT_SELF_CONTAINED = "NOT_SELF_CONTAINED"
+    DATA_COUNT_MISMATCH = "DATA_COUNT_MISMATCH"
+    OUTPUT_COUNT_MISMATCH = "OUTPUT_COUNT_MISMATCH"
+    NO_NETOUTPUT = "NO_NETOUTPUT"
+    BAD_DATA_INDEX = "BAD_DATA_INDEX"
+    REPLACEMENT_CYCLIC = "REPLACEMENT_CYCLIC"
+    UNSUPPORTED_SUBGRAPH = "UNSUPPORTED_SUBGRAPH"
+    WOULD_CREATE_CYCLE = "WOULD_CREATE_CYCLE"
+    INTERNAL = "INTERNAL"
+
+
+class RewriteError(Exception):
+    """A rewrite broke a GE rule; the graph was left unchanged.
+
+    Attributes:
+        reason_code: the rule (:class:`RewriteReason`).
+        message: what was wrong, naming the nodes involved and the fix.
+        node: the offending target node when there is one (for example the node whose output escapes).
+    """
+
+    def __init__(self, reason_code: RewriteReason | str, message: str, *, node: Node | None = None) -> None:
+        self.reason_code = RewriteReason(reason_code)
+        self.message = message
+        self.node = node
+        super().__init__(f"[{self.reason_code.value}] {message}")
+
+
+@dataclasses.dataclass(slots=True)
+class RewriteResult:
+    """What a rewrite did: ids of removed and added target nodes (added in replacement topological order),
+    and replacement node name -> new target node name."""
+
+    removed: list[int]
+    added: list[int]
+    renamed: dict[str, str]
+
+
+def rewrite(graph: Graph, boundary: Boundary, replacement: Graph, *, pass_name: str,
+            check_self_contained: bool = True) -> RewriteResult:
+    """Replace the region delimited by ``boundary`` in ``graph`` with a copy of ``replacement`` (GE §3.7).
+
+    Replacement Data ``index=i`` is fed by boundary input ``i``'s producer; replacement output ``k`` takes
+    over the consumers of boundary output ``k`` (a Data output passes its producer straight through). New
+    nodes are named ``<name>_<replaced names joined by "_">_<counter>``, carry ``pass_name`` as provenance and
+    inherit the control edges of the removed nodes. Old region nodes left without data consumers are removed.
+
+    Cost: O(region + replacement + their edges), plus a reachability search bounded by topological positions.
+
+    Raises:
+        RewriteError: a boundary, self-containment, replacement or cycle rule fails; the graph is unchanged.
+    """
+    plan = _plan(graph, boundary, replacement, check_self_contained)
+    return _apply(graph, replacement, plan, pass_name)
+
+
+@dataclasses.dataclass(slots=True)
+class _Plan:
+    producers: list[tuple[Node, int]]
+    region: dict[int, Node]
+    removed: list[Node]
+    body: list[Node]
+    datas: dict[int, int]  # replacement Data node id -> boundary input index
+    out_sources: list[tuple[Node, int]]  # replacement producer of output k
+    moves: list[tuple[int, Node, int, list[tuple[Node, int]]]]  # (k, old node, old port, outside consumers)
+    ctrl_preds: list[Node]
+    ctrl_succs: list[Node]
+    names: list[str]
+    r_edges: list[tuple[Node, int, Node, int]]
+    r_ctrl: list[tuple[Node, Node]]
+
+
+def _plan(graph: Graph, boundary: Boundary, replacement: Graph, check_self_contained: bool) -> _Plan:
+    if not boundary.outputs:
+        raise RewriteError(RewriteReason.EMPTY_BOUNDARY, "the boundary has no outputs; add a SubgraphOutput for "
+                           "every tensor the replaced region produces")
+    producers: list[tuple[Node, int]] = []
+    for i, bi in enumerate(boundary.inputs):
+        if not bi.anchors:
+            raise RewriteError(RewriteReason.BOUNDARY_INPUT_EMPTY,
+                               f"boundary input {i} has no consumer anchor; give it the (node, input port) pairs "
+                               "it feeds")
+        first: tuple[Node, int] | None = None
+        for node, port in bi.anchors:
+            _check_node(graph, node, "boundary input", i)
+            if not isinstance(port, int) or not 0 <= port < len(node.inputs):
+                raise RewriteError(RewriteReason.BOUNDARY_INPUT_UNRESOLVED,
+                                   f"boundary input {i}: {node.name!r} ({node.op_type}) has no input {port}; it "
+                                   f"has {len(node.inputs)}", node=node)
+            prod = graph.producer(node, port)
+            if prod is None:
+                raise RewriteError(RewriteReason.BOUNDARY_INPUT_UNRESOLVED,
+                                   f"boundary input {i}: input {port} of {node.name!r} has no producer; every "
+                                   "boundary input must be fed", node=node)
+            if first is None:
+                first = prod  # like GE, the first anchor's producer feeds the replacement's Data
+        assert first is not None
+        producers.append(first)
+    for k, (node, port) in enumerate(boundary.outputs):
+        _check_node(graph, node, "boundary output", k)
+        if not isinstance(port, int) or not 0 <= port < len(node.outputs):
+            raise RewriteError(RewriteReason.BOUNDARY_OUTPUT_UNRESOLVED,
+                               f"boundary output {k}: {node.name!r} ({node.op_type}) has no output {port}; it has "
+                               f"{len(node.outputs)}", node=node)
+    stop_ids = {p.id for p, _ in producers}
+    region_list = boundary_subgraph(graph, [n for n, _ in boundary.outputs], stop_ids)
+    region = {n.id: n for n in region_list}
+    out_ids = {n.id for n, _ in boundary.outputs}
+    if check_self_contained:
+        escape = escaping_use(graph, region, out_ids)
+        if escape is not None:
+            inner, port, consumer, in_port = escape
+            raise RewriteError(RewriteReason.NOT_SELF_CONTAINED,
+                               f"the region is not self-contained: output {port} of inner node {inner.name!r} "
+                               f"({inner.op_type}) is also used by {consumer.name!r}:{in_port} outside it; make "
+                               f"{inner.name!r} a boundary output or keep it out of the region", node=inner)
+
+    # ---- replacement checks
+    rnodes = replacement.nodes()
+    if replacement.subgraphs or any(n.subgraph_names for n in rnodes):
+        raise RewriteError(RewriteReason.UNSUPPORTED_SUBGRAPH,
+                           f"replacement {replacement.name!r} has subgraphs; gebench cannot copy them into a rewrite")
+    data_nodes = [n for n in rnodes if n.op_type == DATA_TYPE]
+    netouts = [n for n in rnodes if n.op_type == NETOUTPUT_TYPE]
+    if len(data_nodes) != len(boundary.inputs):
+        raise RewriteError(RewriteReason.DATA_COUNT_MISMATCH,
+                           f"replacement {replacement.name!r} has {len(data_nodes)} Data nodes but the boundary has "
+                           f"{len(boundary.inputs)} inputs; they must be equal (a Data per boundary input)")
+    if len(netouts) != 1:
+        raise RewriteError(RewriteReason.NO_NETOUTPUT,
+                           f"replacement {replacement.name!r} has {len(netouts)} NetOutput nodes; it needs exactly "
+                           "one (build it with GraphBuilder.build_and_reset(outputs))")
+    out_sources: list[tuple[Node, int]] = []
+    for port, prod in enumerate(replacement.producers(netouts[0])):
+        if prod is None:
+            raise RewriteError(RewriteReason.OUTPUT_COUNT_MISMATCH,
+                               f"replacement {replacement.name!r}: output {port} (input {port} of "
+                               f"{netouts[0].name!r}) is not connected")
+        out_sources.append(prod)
+    if len(out_sources) != len(boundary.outputs):
+        raise RewriteError(RewriteReason.OUTPUT_COUNT_MISMATCH,
+                           f"replacement {replacement.name!r} has {len(out_sources)} outputs but the boundary has "
+                           f"{len(boundary.outputs)}; they must be equal")
+    datas: dict[int, int] = {}
+    seen_idx: dict[int, str] = {}
+    for d in data_nodes:
+        idx = d.attrs.get("index")
+        if not isinstance(idx, int) or isinstance(idx, bool) or not 0 <= idx < len(data_nodes) or idx in seen_idx:
+            raise RewriteError(RewriteReason.BAD_DATA_INDEX,
+                               f"replacement {replacement.name!r}: Data {d.name!r} has index {idx!r}; Data indices "
+                               f"must be distinct ints 0..{len(data_nodes) - 1} (one per boundary input)")
+        seen_idx[idx] = d.name
+        datas[d.id] = idx
+    r_edges = [(prod[0], prod[1], n, port) for n in rnodes for port, prod in enumerate(replacement.producers(n))
+               if prod is not None]
+    r_ctrl = [(n, succ) for n in rnodes for succ in replacement.control_successors(n)]
+    for src, _sp, dst, _dp in r_edges:
+        if replacement.position(src) >= replacement.position(dst):
+            raise RewriteError(RewriteReason.REPLACEMENT_CYCLIC,
+                               f"replacement {replacement.name!r} is cyclic at edge {src.name} -> {dst.name}")
+    body = [n for n in rnodes if n.op_type not in (DATA_TYPE, NETOUTPUT_TYPE)]
+
+    # ---- what moves and what goes
+    moves: list[tuple[int, Node, int, list[tuple[Node, int]]]] = []
+    moved_ports: set[tuple[int, int]] = set()
+    for k, (node, port) in enumerate(boundary.outputs):
+        if (node.id, port) in moved_ports:
+            continue  # the same tensor named twice: its consumers follow the first output naming it
+        moved_ports.add((node.id, port))
+        consumers = [(c, cp) for c, cp in graph.uses(node, port) if c.id not in region]
+        moves.append((k, node, port, consumers))
+    position = graph.position
+    removed_ids: set[int] = set()
+    removed: list[Node] = []
+    for node in sorted(region.values(), key=position, reverse=True):
+        keep = False
+        for port, consumer, _ in graph.all_uses(node):
+            if consumer.id in removed_ids:
+                continue
+            if consumer.id not in region and (node.id, port) in moved_ports:
+                continue
+            keep = True
+            break
+        if not keep:
+            removed_ids.add(node.id)
+            removed.append(node)
+    ctrl_preds: dict[int, Node] = {}
+    ctrl_succs: dict[int, Node] = {}
+    for node in removed:
+        for p in graph.control_predecessors(node):
+            if p.id not in removed_ids:
+                ctrl_preds.setdefault(p.id, p)
+        for s in graph.control_successors(node):
+            if s.id not in removed_ids:
+                ctrl_succs.setdefault(s.id, s)
+
+    # ---- names
+    joined = "_".join(n.name for n in sorted(region.values(), key=position))
+    names: list[str] = []
+    taken: set[str] = set()
+    for rn in body:
+        while True:
+            name = f"{rn.name}_{joined}_{next(_RENAME_COUNTER)}" if joined else f"{rn.name}_{next(_RENAME_COUNTER)}"
+            if name not in taken and graph.find(name) is None:
+                break
+        taken.add(name)
+        names.append(name)
+
+    plan = _Plan(producers, region, removed, body, datas, out_sources, moves, list(ctrl_preds.values()),
+                 list(ctrl_succs.values()), names, r_edges, r_ctrl)
+    cycle = _cycle_witness(graph, plan, removed_ids)
+    if cycle is not None:
+        raise RewriteError(RewriteReason.WOULD_CREATE_CYCLE,
+                           f"the rewrite would close a cycle through {cycle.name!r}: it both feeds the replacement "
+                           "and depends on one of its outputs; choose a boundary whose inputs do not depend on its "
+                           "outputs", node=cycle)
+    return plan
+
+
+def _check_node(graph: Graph, node: Any, what: str, index: int) -> None:
+    if not isinstance(node, Node):
+        raise RewriteError(RewriteReason.FOREIGN_NODE, f"{what} {index} names {node!r}, which is not an IR node")
+    if node not in graph:
+        raise RewriteError(RewriteReason.FOREIGN_NODE,
+                           f"{what} {index} names node {node.name!r}, which is not a node of graph {graph.name!r} "
+                           "(removed, or from another graph)", node=node)
+
+
+def _cycle_witness(graph: Graph, plan: _Plan, removed_ids: set[int]) -> Node | None:
+    """A target node that would lie on a cycle after the rewrite, or None.
+
+    Searches the graph as it will be: removed nodes are gone, the replacement body is present as virtual nodes
+    (ids ``-1, -2, ...``) and the new edges exist. Any new cycle passes through a real node that is the source
+    of a new edge (an "entry"); a first search from every new edge's target finds whether any entry is
+    reachable at all, and only then is each entry tested for a path back to itself. Real nodes after the last
+    entry's position are not explored (they cannot reach an entry).
+    """
+    vid = {rn.id: -(j + 1) for j, rn in enumerate(plan.body)}
+    virt_succ: dict[int, list[int]] = {v: [] for v in vid.values()}
+    real_added: dict[int, list[int]] = {}
+
+    def add_real(src: Node, dst: int) -> None:
+        real_added.setdefault(src.id, []).append(dst)
+
+    for src, _sp, dst, _dp in plan.r_edges:
+        if dst.id not in vid:
+            continue  # edges into NetOutput are handled as output moves
+        if src.id in plan.datas:
+            add_real(plan.producers[plan.datas[src.id]][0], vid[dst.id])
+        elif src.id in vid:
+            virt_succ[vid[src.id]].append(vid[dst.id])
+    for src, dst in plan.r_ctrl:
+        if src.id in vid and dst.id in vid:
+            virt_succ[vid[src.id]].append(vid[dst.id])
+    for k, _node, _port, consumers in plan.moves:
+        src, _sp = plan.out_sources[k]
+        for c, _cp in consumers:
+            if src.id in vid:
+                virt_succ[vid[src.id]].append(c.id)
+            else:
+                add_real(plan.producers[plan.datas[src.id]][0], c.id)
+    if vid:
+        for p in plan.ctrl_preds:
+            for v in vid.values():
+                add_real(p, v)
+        for v in vid.values():
+            virt_succ[v].extend(q.id for q in plan.ctrl_succs)
+    else:
+        for p in plan.ctrl_preds:
+            for q in plan.ctrl_succs:
+                if p.id != q.id:
+                    add_real(p, q.id)
+    if not real_added:
+        return None
+    entries = set(real_added)
+    position = graph.position
+    limit = max(position(graph.node(e)) for e in entries)
+    targets = {t for ts in real_added.values() for t in ts}
+    real_targets = {t for t in targets if t >= 0}
+    for ts in virt_succ.values():
+        real_targets.update(t for t in ts if t >= 0)
+    if all(position(graph.node(t)) > limit for t in real_targets):
+        return None  # real paths only go forward in position: no target can get back to an entry
+
+    def successors(n: int) -> Iterable[int]:
+        if n < 0:
+            return virt_succ[n]
+        out = [s.id for s in graph.successors(graph.node(n))
+               if s.id not in removed_ids and position(s) <= limit]
+        out.extend(real_added.get(n, ()))
+        return out
+
+    def reaches(starts: Iterable[int], goals: set[int]) -> bool:
+        stack = [s for s in starts if s < 0 or (s not in removed_ids and position(graph.node(s)) <= limit)]
+        seen = set(stack)
+        while stack:
+            n = stack.pop()
+            if n in goals:
+                return True
+            for s in successors(n):
+                if s not in seen:
+                    seen.add(s)
+                    stack.append(s)
+        return False
+
+    if not reaches(targets, entries):
+        return None
+    for e in sorted(entries, key=lambda i: position(graph.node(i))):
+        if reaches(successors(e), {e}):
+            return graph.node(e)
+    return None
+
+
+def _apply(graph: Graph, replacement: Graph, plan: _Plan, pass_name: str) -> RewriteResult:
+    origin_names = [n.name for n in sorted(plan.region.values(), key=graph.position)]
+    new_by_rid: dict[int, Node] = {}
+    created: list[Node] = []
+    try:
+        for rn, name in zip(plan.body, plan.names, strict=True):
+            node = graph.add_node(rn.op_type, name=name, attrs=_copy_attrs(rn.attrs), inputs=rn.inputs,
+                                  outputs=rn.outputs, input_names=rn.input_names, output_names=rn.output_names)
+            node.provenance = pass_name
+            node.attrs[ORIGIN_NAMES_ATTR] = list(origin_names)
+            created.append(node)
+            new_by_rid[rn.id] = node
+        if created:
+            after = [p for p, _ in plan.producers] + plan.ctrl_preds
+            before = [c for _k, _n, _p, cs in plan.moves for c, _ in cs] + plan.ctrl_succs
+            graph.place_between(created, after, before)
+        for src, sp, dst, dp in plan.r_edges:
+            new_dst = new_by_rid.get(dst.id)
+            if new_dst is None:
+                continue
+            if src.id in plan.datas:
+                p, pport = plan.producers[plan.datas[src.id]]
+                graph.add_edge(p, pport, new_dst, dp)
+            else:
+                graph.add_edge(new_by_rid[src.id], sp, new_dst, dp)
+        for src, dst in plan.r_ctrl:
+            if src.id in new_by_rid and dst.id in new_by_rid:
+                graph.add_control_edge(new_by_rid[src.id], new_by_rid[dst.id])
+    except GraphError as exc:  # cannot happen after _plan's checks; undo what was added
+        for node in reversed(created):
+            graph.remove_node(node)
+        raise RewriteError(RewriteReason.INTERNAL, f"copying replacement {replacement.name!r} failed: {exc}") from exc
+
+    for _k, node, port, consumers in plan.moves:
+        for c, cp in consumers:
+            graph.remove_edge(node, port, c, cp)
+    removed_ids = []
+    for node in plan.removed:
+        removed_ids.append(node.id)
+        graph.remove_node(node)
+    for k, _node, _port, consumers in plan.moves:
+        rsrc, rport = plan.out_sources[k]
+        if rsrc.id in new_by_rid:
+            src, sport = new_by_rid[rsrc.id], rport
+        else:
+            src, sport = plan.producers[plan.datas[rsrc.id]]
+        for c, cp in consumers:
+            graph.add_edge(src, sport, c, cp)
+    if created:
+        for p in plan.ctrl_preds:
+            for node in created:
+                graph.add_control_edge(p, node)
+        for node in created:
+            for q in plan.ctrl_succs:
+                graph.add_control_edge(node, q)
+    else:
+        for p in plan.ctrl_preds:
+            for q in plan.ctrl_succs:
+                if p.id != q.id:
+                    graph.add_control_edge(p, q)
+    renamed = {rn.name: new_by_rid[rn.id].name for rn in plan.body}
+    _log.debug("pass %s rewrote %d nodes into %d in graph %s", pass_name, len(removed_ids), len(created), graph.name)
+    return RewriteResult(removed=removed_ids, added=[n.id for n in created], renamed=renamed)
+
+
+def _copy_attr(value: Any) -> Any:
+    if isinstance(value, (TensorValue, TensorDesc)):
+        return value.copy()
+    if isinstance(value, list):
+        return [_copy_attr(v) for v in value]
+    if isinstance(value, np.ndarray):
+        return value.copy()
+    return value
+
+
+def _copy_attrs(attrs: dict[str, Any]) -> dict[str, Any]:
+    return {k: _copy_attr(v) for k, v in attrs.items()}

@@ -1,0 +1,980 @@
+"""The stage runtime: run registered passes over a graph the way GE's compiler does (spec §3.3–§3.10).
+
+Flow of :func:`execute`: snapshot ``PreRunBegin``; for each stage in GE's order run the stage's passes in
+ascending pass-name order, each on the root graph and then on every subgraph, with one pass instance per
+stage run and one :class:`PassContext` shared by the stage; snapshot after the stage with GE's dump name;
+shape/dtype inference between ``BeforeInferShape`` and ``AfterInferShape``. The first failure GE would treat
+as a compile error stops the run (``Run.status == "FAILED"``), and the graph stays as it was before the
+failing rewrite.
+
+Every candidate the matcher considers, every hook verdict, every rewrite and every lint goes into the
+:class:`~gebench.fusion.ledger.Ledger` as a ``CandidateRecord``.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import dataclasses
+import logging
+import os
+import threading
+import traceback
+from collections.abc import Iterable, Iterator, Sequence
+from typing import Any
+
+from gebench import ir
+from gebench.ge.passes import _bridge, _session
+from gebench.ge.passes.registry import (
+    PASS_KIND_DECOMPOSE,
+    PASS_KIND_FUSION_BASE,
+    PASS_KIND_PATTERN_FUSION,
+    PassDescriptor,
+)
+
+__all__ = [
+    "DUMP_SUFFIXES",
+    "STAGE_ORDER",
+    "PassStatus",
+    "Run",
+    "execute",
+]
+
+_log = logging.getLogger(__name__)
+
+_PKG_DIR = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+
+
+class PassStatus:
+    """Status codes of one pass run on one graph (GE's ``SUCCESS``/``NOT_CHANGED``/``FAILED``)."""
+
+    SUCCESS = "SUCCESS"
+    NOT_CHANGED = "NOT_CHANGED"
+    FAILED = "FAILED"
+
+
+def _stage_members() -> list[Any]:
+    from gebench.ge.passes.base import PassStage
+
+    return [PassStage.BEFORE_INFER_SHAPE, PassStage.AFTER_INFER_SHAPE, PassStage.AFTER_BUILTIN_FUSION_PASS,
+            PassStage.AFTER_ORIGIN_GRAPH_OPTIMIZE]
+
+
+#: GE's stage values in execution order.
+STAGE_ORDER = ("BeforeInferShape", "AfterInferShape", "AfterBuiltinFusionPass", "AfterOriginGraphOptimize")
+#: The graph dump name GE writes after each stage (``PreRunBegin`` is written at compile entry).
+DUMP_SUFFIXES = {
+    "BeforeInferShape": "RunCustomPassBeforeInfershape",
+    "AfterInferShape": "RunCustomPass_AfterInferShape",
+    "AfterBuiltinFusionPass": "RunCustomPassAfterBuiltinFusionPass",
+    "AfterOriginGraphOptimize": "RunCustomPassAfterOriginGraphOptimize",
+}
+PRE_RUN_SUFFIX = "PreRunBegin"
+#: A pattern loop doing more than LOOP_LIMIT_BASE + 4 * (graph size) rewrites is taken to be endless.
+LOOP_LIMIT_BASE = 1000
+#: Stages that run after shape inference (a replacement there should call ``infer_shape``).
+_INFERRED_STAGES = frozenset(STAGE_ORDER[1:])
+
+
+# ============================================================================================ ledger glue
+def _ledger_module() -> Any:
+    from gebench.fusion import ledger
+
+    return ledger
+
+
+def user_frame(exc: BaseException) -> str:
+    """``file:line`` of the innermost traceback frame outside gebench (where the pass author's code raised)."""
+    where = ""
+    for frame in traceback.extract_tb(exc.__traceback__):
+        if not os.path.abspath(frame.filename).startswith(_PKG_DIR + os.sep):
+            where = f"{frame.filename}:{frame.lineno}"
+    return where
+
+
+def exception_text(exc: BaseException) -> str:
+    where = user_frame(exc)
+    text = f"{type(exc).__name__}: {exc}"
+    return f"{text} (at {where})" if where else text
+
+
+class _Recorder:
+    """Writes ``CandidateRecord``s for one pass on one graph; also the matcher's recorder callbacks."""
+
+    def __init__(self, run: _RunState, desc: PassDescriptor, graph: ir.Graph) -> None:
+        self.run = run
+        self.desc = desc
+        self.graph = graph
+        self.pattern_name = ""
+        self.pattern_source = ""
+        self.hook_source = ""
+        self.seen_anchors: set[int] = set()
+        self.linted: set[tuple[str, str]] = set()
+
+    def add(self, status_name: str, reason: str, *, nodes: Iterable[Any] = (), captures: list[Any] | None = None,
+            meet_result: Any = None, exception: str = "", removed: Sequence[int] = (), added: Sequence[int] = (),
+            detail: dict[str, Any] | None = None, pattern_name: str | None = None,
+            pattern_source: str | None = None, hook_source: str | None = None) -> Any:
+        """Append one record. ``nodes`` are ``ir.Node`` objects or ``(id, name)`` pairs (for removed nodes)."""
+        ledger = _ledger_module()
+        node_list = list(nodes)
+        ids = [n[0] if isinstance(n, tuple) else n.id for n in node_list]
+        names = [n[1] if isinstance(n, tuple) else n.name for n in node_list]
+        record = ledger.CandidateRecord(
+            pass_name=self.desc.pass_name,
+            stage=getattr(self.desc.stage, "value", str(self.desc.stage)),
+            graph_name=self.graph.name,
+            pattern_name=self.pattern_name if pattern_name is None else pattern_name,
+            status=ledger.CandidateStatus[status_name],
+            reason=reason,
+            target_node_ids=ids,
+            target_node_names=names,
+            captures=captures or [],
+            pattern_source=self.pattern_source if pattern_source is None else pattern_source,
+            hook_source=self.hook_source if hook_source is None else hook_source,
+            meet_requirements_result=meet_result,
+            exception=exception,
+            removed_node_ids=list(removed),
+            added_node_ids=list(added),
+            detail=dict(detail or {}),
+        )
+        self.run.ledger.append(record)
+        if self.run.verify_rewrites and status_name == "REPLACED":
+            self.graph.verify()
+        return record
+
+    def lint(self, rule: str, message: str, *, source: str = "", detail: dict[str, Any] | None = None,
+             nodes: Iterable[Any] = ()) -> None:
+        d = {"rule": rule, "source": source}
+        d.update(detail or {})
+        self.add("LINT", message, nodes=nodes, detail=d)
+
+    # --- MatchRecorder protocol (called by the matcher); records and near-misses via the ledger's recorder
+    def _ledger_recorder(self) -> Any:
+        return _ledger_module().LedgerRecorder(
+            self.run.ledger, pass_name=self.desc.pass_name, stage=getattr(self.desc.stage, "value", str(self.desc.stage)),
+            graph_name=self.graph.name, pattern_name=self.pattern_name, pattern_source=self.pattern_source,
+            hook_source=self.hook_source)
+
+    def structural_mismatch(self, anchor_node: ir.Node, detail: dict[str, Any], bound_count: int) -> None:
+        self.seen_anchors.add(anchor_node.id)
+        if self.run.record_all:
+            self._ledger_recorder().structural_mismatch(anchor_node, detail, bound_count)
+
+    def boundary_violation(self, match_nodes: list[ir.Node], escaping_node: ir.Node, detail: dict[str, Any]) -> None:
+        if match_nodes:
+            self.seen_anchors.update(n.id for n in match_nodes)
+        if self.run.record_all:
+            self._ledger_recorder().boundary_violation(match_nodes, escaping_node, detail)
+
+
+def _capture_list(match: Any) -> list[list[Any]]:
+    out = []
+    for i in range(len(match.pattern.captures)):
+        try:
+            node, port = match.captured(i)
+        except (IndexError, KeyError):
+            out.append([None, None, None])
+            continue
+        out.append([node.id, node.name, int(port)])
+    return out
+
+
+# ============================================================================================ hook session
+class _Session:
+    """What facade code reports during one hook call (implements ``ge.passes._session.HookSession``)."""
+
+    def __init__(self, recorder: _Recorder) -> None:
+        self.recorder = recorder
+        self.pass_name = recorder.desc.pass_name
+        self.infer_shape_graphs: list[Any] = []
+        self.expression_inputs: int | None = None
+        self.rewrites = 0
+
+    def lint(self, rule: str, message: str, *, source: str = "", detail: dict[str, Any] | None = None) -> None:
+        self.recorder.lint(rule, message, source=source, detail=detail)
+
+    def note_infer_shape(self, replacement_ir: Any) -> None:
+        self.infer_shape_graphs.append(replacement_ir)
+
+    def note_expression_inputs(self, count: int) -> None:
+        self.expression_inputs = count
+
+    def note_rewrite(self, *, boundary_nodes: list[Any], result: Any, graph: Any, source: str) -> None:
+        self.rewrites += 1
+        self.recorder.add("REPLACED", f"SubgraphRewriter.replace at {source}" if source else "SubgraphRewriter.replace",
+                          nodes=boundary_nodes, removed=result.removed, added=result.added,
+                          detail={"via": "SubgraphRewriter.replace", "source": source})
+
+    def note_rewrite_failure(self, *, boundary_nodes: list[Any], reason: str, graph: Any, source: str) -> None:
+        self.recorder.add("REPLACEMENT_FAILED", reason, nodes=boundary_nodes,
+                          detail={"via": "SubgraphRewriter.replace", "source": source})
+
+    def note_report_fuse(self, before: list[Any], after: list[Any], source: str) -> None:
+        self.rewrites += 1
+        self.recorder.add("REPLACED", f"report_fuse at {source}" if source else "report_fuse", nodes=before,
+                          removed=[n.id for n in before], added=[n.id for n in after],
+                          detail={"via": "report_fuse", "source": source,
+                                  "nodes_after": [n.name for n in after]})
+
+
+_reflect_lock = threading.Lock()
+_reflect_depth = 0
+_reflect_saved: dict[str, Any] = {}
+
+
+@contextlib.contextmanager
+def _reflected_operator_lints() -> Iterator[None]:
+    """While hooks run, make ``0 + x`` / ``2 * x`` on a TensorHolder record a lint (GE builds ``Add(x, 0)``)."""
+    global _reflect_depth
+    try:
+        from gebench.ge.es import TensorHolder
+    except ImportError:
+        yield
+        return
+    with _reflect_lock:
+        if _reflect_depth == 0:
+            for name, op in (("__radd__", "Add"), ("__rmul__", "Mul")):
+                original = TensorHolder.__dict__.get(name)
+                if original is None:
+                    continue
+                _reflect_saved[name] = original
+
+                def make(orig: Any, op_type: str, dunder: str) -> Any:
+                    def reflected(self: Any, other: Any) -> Any:
+                        session = _session.current()
+                        if session is not None:
+                            session.lint(
+                                "reflected_operand_order",
+                                f"`{other!r} {'+' if op_type == 'Add' else '*'} x` builds {op_type}(x, {other!r}), "
+                                f"not {op_type}({other!r}, x): GE's TensorHolder.{dunder} keeps self first; write the "
+                                "operands in the order the target graph has them",
+                                source=_session.caller_location(), detail={"op_type": op_type, "operand": repr(other)})
+                        return orig(self, other)
+
+                    reflected.__wrapped__ = orig  # type: ignore[attr-defined]
+                    return reflected
+
+                setattr(TensorHolder, name, make(original, op, name))
+        _reflect_depth += 1
+    try:
+        yield
+    finally:
+        with _reflect_lock:
+            _reflect_depth -= 1
+            if _reflect_depth == 0:
+                for name, original in _reflect_saved.items():
+                    setattr(TensorHolder, name, original)
+                _reflect_saved.clear()
+
+
+@contextlib.contextmanager
+def _hook_call(session: _Session) -> Iterator[None]:
+    with _session.activate(session), _reflected_operator_lints():
+        yield
+
+
+# ============================================================================================ run state / Run
+class PassFailure(Exception):
+    """Internal: a pass failed the way GE fails the compile."""
+
+    def __init__(self, reason: str) -> None:
+        super().__init__(reason)
+        self.reason = reason
+
+
+@dataclasses.dataclass
+class _RunState:
+    ledger: Any
+    record_all: bool
+    options: dict[str, str]
+    graph: ir.Graph
+    partial_graph: ir.Graph | None = None
+    verify_rewrites: bool = False
+    check_numerics: bool = False
+
+
+class Run:
+    """The outcome of compiling a graph through the custom-pass stages.
+
+    Attributes:
+        status: ``"SUCCESS"`` or ``"FAILED"`` (where GE would fail the compile).
+        failed_pass: name of the pass that failed (None if none, or if the failure is not a pass's).
+        failed_stage: stage value of the failure (None on success).
+        failure_reason: GE's reason text ("" on success).
+        ledger: every candidate, verdict, rewrite and lint.
+        load_errors: pass files that failed to load (with file, line and exception).
+        passes: descriptors of the passes that took part, in execution order per stage.
+        partial_graph: for a failed ``FusionBasePass.run``, its half-edited graph (the run's graph is the
+            state before that call); else None.
+    """
+
+    def __init__(self, *, graph: ir.Graph, snapshots: dict[str, ir.Graph], ledger: Any, status: str,
+                 failed_pass: str | None, failed_stage: str | None, failure_reason: str,
+                 load_errors: list[Any], passes: list[PassDescriptor], pass_results: list[dict[str, Any]],
+                 partial_graph: ir.Graph | None = None) -> None:
+        self.ir_graph = graph
+        self.ir_snapshots = snapshots
+        self.ledger = ledger
+        self.status = status
+        self.failed_pass = failed_pass
+        self.failed_stage = failed_stage
+        self.failure_reason = failure_reason
+        self.load_errors = load_errors
+        self.passes = passes
+        self.pass_results = pass_results
+        self.partial_graph = partial_graph
+
+    @property
+    def ok(self) -> bool:
+        return self.status == "SUCCESS"
+
+    @property
+    def graph(self) -> Any:
+        """The resulting graph as a ``ge.graph.Graph`` view."""
+        from gebench.ge.graph import Graph
+
+        return Graph._wrap(self.ir_graph, owns=False)
+
+    @property
+    def snapshots(self) -> dict[str, Any]:
+        """Dump name (GE's suffix) -> ``ge.graph.Graph`` view of the graph at that point."""
+        from gebench.ge.graph import Graph
+
+        return {k: Graph._wrap(v, owns=False) for k, v in self.ir_snapshots.items()}
+
+    def verify(self, **kwargs: Any) -> Any:
+        """Check the run numerically with the reference executor (``gebench.exec.verify_run``): consecutive
+        snapshots compared on seeded inputs, and each rewrite locally; errors are written to the ledger.
+
+        Returns:
+            ``gebench.exec.equivalence.VerifyReport`` (``ok``, ``failures``, ``summary()``).
+        """
+        from gebench.exec.equivalence import verify_run
+
+        return verify_run(self, **kwargs)
+
+    def summary(self) -> dict[str, Any]:
+        """Per pass: candidates, replaced, rejected by reason (from the ledger)."""
+        return self.ledger.summary()
+
+    def report(self) -> dict[str, Any]:
+        """A JSON-able description of the run (status, failure, passes, per-pass summary, ledger, snapshots)."""
+        return {
+            "status": self.status,
+            "failed_pass": self.failed_pass,
+            "failed_stage": self.failed_stage,
+            "failure_reason": self.failure_reason,
+            "load_errors": [e.to_dict() for e in self.load_errors],
+            "passes": [
+                {"pass_name": d.pass_name, "stage": getattr(d.stage, "value", str(d.stage)), "kind": d.kind,
+                 "class_name": d.class_name, "module_name": d.module_name,
+                 "source": _class_source(d.cls)}
+                for d in self.passes
+            ],
+            "pass_results": list(self.pass_results),
+            "summary": self.summary(),
+            "snapshots": {k: {"nodes": len(v), "graph_name": v.name} for k, v in self.ir_snapshots.items()},
+            "graph": {"name": self.ir_graph.name, "nodes": len(self.ir_graph)},
+            "ledger": self.ledger.to_dict(),
+        }
+
+    def explain(self, node: Any) -> list[Any]:
+        """Which passes considered ``node`` (an id, a name, an ``ir.Node`` or a ``ge.graph.Node``), and why each
+        fired or not: the ledger records naming it, in run order. ``explain_text`` renders them."""
+        key: Any = node
+        if hasattr(node, "_ir_node"):
+            key = node._ir_node.id
+        elif isinstance(node, ir.Node):
+            key = node.id
+        return list(self.ledger.for_node(key))
+
+    def explain_text(self, node: Any) -> str:
+        """:meth:`explain` as readable lines (plus which pass created the node, if one did)."""
+        records = self.explain(node)
+        label = getattr(node, "name", node)
+        created = ""
+        live = self.ir_graph.find(label) if isinstance(label, str) else None
+        if live is not None and live.provenance:
+            created = f"{label!r} was created by pass {live.provenance}"
+        if not records:
+            return created or f"no pass considered {label!r}"
+        lines = [created] if created else []
+        lines.append(f"{label!r} was considered {len(records)} time(s):")
+        for r in records:
+            status = getattr(r.status, "name", str(r.status))
+            where = f" [{r.pattern_name}]" if r.pattern_name else ""
+            lines.append(f"- {r.stage} / {r.pass_name}{where}: {status} — {r.reason}")
+        return "\n".join(lines)
+
+    def __repr__(self) -> str:
+        tail = f" at {self.failed_pass!r}: {self.failure_reason}" if self.status != "SUCCESS" else ""
+        return f"<Run {self.status}{tail}; {len(self.ir_graph)} nodes>"
+
+
+def _class_source(cls: type) -> str:
+    import inspect
+
+    try:
+        return f"{inspect.getsourcefile(cls)}:{inspect.getsourcelines(cls)[1]}"
+    except (OSError, TypeError):
+        return ""
+
+
+# ============================================================================================ executor
+def _sort_key(desc: PassDescriptor) -> bytes:
+    return desc.pass_name.encode("utf-8", "surrogatepass")
+
+
+def _validate_descriptor(desc: PassDescriptor) -> str | None:
+    """GE's C++ parse of a bridge dict: unknown stage or kind fails the load."""
+    try:
+        bridge = desc.to_bridge_dict()
+    except AttributeError as exc:
+        return f"pass {desc.pass_name!r}: stage {desc.stage!r} is not a PassStage ({exc})"
+    if bridge["stage"] not in STAGE_ORDER:
+        return f"pass {desc.pass_name!r}: unknown stage {bridge['stage']!r}"
+    if desc.kind not in (PASS_KIND_FUSION_BASE, PASS_KIND_PATTERN_FUSION, PASS_KIND_DECOMPOSE):
+        return f"pass {desc.pass_name!r}: unknown pass kind {desc.kind!r}"
+    return None
+
+
+def execute(graph: ir.Graph, descriptors: Sequence[PassDescriptor], *, stages: Iterable[Any] | None = None,
+            options: dict[str, str] | None = None, record_all: bool = True, infer_shapes: bool = True,
+            load_errors: Sequence[Any] = (), run_after_load_error: bool = False,
+            verify_rewrites: bool = False, snapshots: bool = True, verify: bool = False,
+            fusion_switch: Any = None) -> Run:
+    """Run ``descriptors`` over ``graph`` (mutated in place) through GE's custom-pass stages.
+
+    Args:
+        graph: the graph to compile; it is modified.
+        descriptors: the passes (any stage; each runs in its own stage).
+        stages: the stages to run (PassStage members or values); default all four in GE's order.
+        options: values ``PassContext.get_option_value`` returns.
+        record_all: also record structural mismatches and boundary violations (off for timing runs).
+        infer_shapes: run shape/dtype inference between ``BeforeInferShape`` and ``AfterInferShape``.
+        load_errors: pass load errors; any makes the run FAILED with reason "pass plugin load failed"
+            (GE aborts), and the stages do not run unless ``run_after_load_error``.
+        verify_rewrites: run ``graph.verify()`` after every rewrite (tests; raises ``GraphError`` if broken).
+        verify: check every pattern/decompose rewrite numerically when it happens (matched region vs its
+            replacement on the reference executor, ``gebench.exec``); errors go on the REPLACED records.
+        fusion_switch: GE's fusion-switch file (path) or its parsed dict: ``{"Switch": {"GraphFusion":
+            {"<pass name>" or "ALL": "on"/"off"}}}``; switched-off passes do not run (a named entry beats ALL).
+        snapshots: keep a copy of the graph at each dump point (O(graph) each; a stage that ran no pass and
+            no inference shares the previous copy). Off: only ``Run.graph``.
+
+    Returns:
+        The :class:`Run`. Never raises for pass failures; those are the run's status.
+    """
+    ledger = _ledger_module().Ledger()
+    state = _RunState(ledger=ledger, record_all=record_all, options=dict(options or {}), graph=graph,
+                      verify_rewrites=verify_rewrites, check_numerics=verify)
+    keep_snapshots = snapshots
+    snapshots: dict[str, ir.Graph] = {PRE_RUN_SUFFIX: graph.copy()} if keep_snapshots else {}
+    last_snapshot: list[ir.Graph | None] = [snapshots.get(PRE_RUN_SUFFIX)]
+    wanted = [getattr(s, "value", s) for s in stages] if stages is not None else list(STAGE_ORDER)
+    for s in wanted:
+        if s not in STAGE_ORDER:
+            raise ValueError(f"unknown stage {s!r}; expected one of {', '.join(STAGE_ORDER)}")
+    results: list[dict[str, Any]] = []
+    descriptors = list(descriptors)
+
+    def finish(status: str, failed_pass: str | None, failed_stage: str | None, reason: str) -> Run:
+        return Run(graph=state.graph, snapshots=snapshots, ledger=ledger, status=status, failed_pass=failed_pass,
+                   failed_stage=failed_stage, failure_reason=reason, load_errors=list(load_errors),
+                   passes=descriptors, pass_results=results, partial_graph=state.partial_graph)
+
+    for err in load_errors:
+        _append_run_lint(ledger, graph, "pass_load_failed", str(err),
+                         err.to_dict() if hasattr(err, "to_dict") else {"text": str(err)})
+    load_failure = ""
+    if load_errors:
+        load_failure = "pass plugin load failed: " + "; ".join(str(e) for e in load_errors)
+    for desc in descriptors:
+        problem = _validate_descriptor(desc)
+        if problem is not None:
+            _append_run_lint(ledger, graph, "pass_registration_invalid", problem,
+                             {"source": _class_source(desc.cls)}, pass_name=desc.pass_name)
+            load_failure = (load_failure + "; " if load_failure else "pass plugin load failed: ") + problem
+    if load_failure and not run_after_load_error:
+        return finish("FAILED", None, None, load_failure)
+
+    switched_off = disabled_by_fusion_switch(fusion_switch, [d.pass_name for d in descriptors])
+    by_stage: dict[str, list[PassDescriptor]] = {s: [] for s in STAGE_ORDER}
+    for desc in descriptors:
+        if desc.pass_name in switched_off:
+            results.append({"pass_name": desc.pass_name, "stage": getattr(desc.stage, "value", str(desc.stage)),
+                            "graph": "", "status": "DISABLED", "reason": "switched off by the fusion switch file"})
+            continue
+        if _validate_descriptor(desc) is None:
+            by_stage[desc.stage.value].append(desc)
+    for stage in STAGE_ORDER:
+        if stage == "AfterInferShape" and infer_shapes and ("AfterInferShape" in wanted or any(
+                s in wanted for s in STAGE_ORDER[2:])):
+            last_snapshot[0] = None
+            problem = _infer(state)
+            if problem:
+                return finish("FAILED", None, "InferShape", problem)
+        if stage not in wanted:
+            continue
+        stage_passes = sorted(by_stage[stage], key=_sort_key)
+        failure = _run_stage(state, stage, stage_passes, results)
+        if failure is not None:
+            return finish("FAILED", failure[0], stage, failure[1])
+        if keep_snapshots:
+            if stage_passes or last_snapshot[0] is None:
+                last_snapshot[0] = state.graph.copy()
+            snapshots[DUMP_SUFFIXES[stage]] = last_snapshot[0]
+    if load_failure:
+        return finish("FAILED", None, None, load_failure)
+    return finish("SUCCESS", None, None, "")
+
+
+def disabled_by_fusion_switch(switch: Any, pass_names: Sequence[str]) -> set[str]:
+    """Pass names a GE fusion-switch file turns off (``Switch.GraphFusion.<name>`` or ``ALL``; "off" = off).
+
+    Args:
+        switch: None, a path to the JSON file, or the parsed dict.
+
+    Raises:
+        ValueError: the file is not JSON or not an object (message names the file).
+    """
+    if switch is None:
+        return set()
+    if isinstance(switch, (str, os.PathLike)):
+        import json
+
+        try:
+            with open(switch, encoding="utf-8") as fh:
+                switch = json.load(fh)
+        except (OSError, ValueError) as exc:
+            raise ValueError(f"fusion switch file {os.fspath(switch)!r} cannot be read as JSON: {exc}") from exc
+    if not isinstance(switch, dict):
+        raise ValueError("fusion switch must be a JSON object like {\"Switch\": {\"GraphFusion\": {...}}}")
+    graph_fusion = (switch.get("Switch") or {}).get("GraphFusion") or {}
+    default = str(graph_fusion.get("ALL", "on")).lower()
+    off = set()
+    for name in pass_names:
+        value = str(graph_fusion.get(name, default)).lower()
+        if value == "off":
+            off.add(name)
+    return off
+
+
+def _append_run_lint(ledger: Any, graph: ir.Graph, rule: str, reason: str, detail: dict[str, Any], *,
+                     pass_name: str = "", stage: str = "") -> None:
+    """A run-level LINT record (pass loading, inference) so the ledger alone tells the whole story."""
+    mod = _ledger_module()
+    d = {("load_rule" if k == "rule" else k): v for k, v in detail.items()}
+    d["rule"] = rule
+    ledger.append(mod.CandidateRecord(pass_name=pass_name, stage=stage, graph_name=graph.name, pattern_name="",
+                                      status=mod.CandidateStatus.LINT, reason=reason, detail=d))
+
+
+def _infer(state: _RunState) -> str:
+    """Shape/dtype inference of the whole graph; returns a failure reason or ""."""
+    from gebench import ops
+
+    missing = sorted({n.op_type for g in state.graph.all_graphs() for n in g.nodes()}
+                     - set(ops.inferable_op_types()))
+    if missing:
+        _append_run_lint(state.ledger, state.graph, "no_inference_rule",
+                         "gebench has no shape inference for op types " + ", ".join(missing)
+                         + "; their output descs were kept as they were", {"op_types": missing}, stage="InferShape")
+    try:
+        ops.infer_graph(state.graph, allow_unknown_ops=True)
+    except Exception as exc:  # noqa: BLE001 - an inference failure fails the compile as in GE
+        reason = f"InferShape failed: {exc}"
+        _append_run_lint(state.ledger, state.graph, "infer_shape_failed", reason,
+                         {"node": getattr(exc, "node_name", "")}, stage="InferShape")
+        return reason
+    return ""
+
+
+def _run_stage(state: _RunState, stage: str, descs: list[PassDescriptor],
+               results: list[dict[str, Any]]) -> tuple[str, str] | None:
+    """Run one stage. Returns (failed pass, reason) or None."""
+    from gebench.ge.passes._native import PassContext
+
+    if not descs:
+        return None
+    context = PassContext._create("", state.options)
+    instances: dict[str, Any] = {}
+    configs: dict[str, Any] = {}
+    for desc in descs:
+        try:
+            instance = desc.cls()
+            if desc.kind == PASS_KIND_PATTERN_FUSION:
+                configs[desc.pass_name] = _bridge.matcher_config_of(instance)
+            instances[desc.pass_name] = instance
+        except Exception as exc:  # noqa: BLE001 - GE: pass creation failure fails the stage
+            rec = _Recorder(state, desc, state.graph)
+            hint = ""
+            if isinstance(exc, AttributeError) and "_matcher_config" in str(exc):
+                hint = " (does the subclass __init__ call super().__init__()?)"
+            reason = f"create pass {desc.pass_name} failed: {exception_text(exc)}{hint}"
+            rec.lint("pass_creation_failed", reason, source=_class_source(desc.cls))
+            return desc.pass_name, reason
+    for desc in descs:
+        context.set_pass_name(desc.pass_name)
+        instance = instances[desc.pass_name]
+        for g in state.graph.all_graphs():
+            status, reason = _run_pass_on_graph(state, desc, instance, configs.get(desc.pass_name), g, context)
+            results.append({"pass_name": desc.pass_name, "stage": stage, "graph": g.name, "status": status,
+                            "reason": reason})
+            if status == PassStatus.FAILED:
+                _log.info("custom pass %s failed in stage %s on graph %s: %s", desc.pass_name, stage, g.name,
+                           reason)
+                return desc.pass_name, reason
+    return None
+
+
+def _run_pass_on_graph(state: _RunState, desc: PassDescriptor, instance: Any, config: Any, graph: ir.Graph,
+                       context: Any) -> tuple[str, str]:
+    rec = _Recorder(state, desc, graph)
+    try:
+        if desc.kind == PASS_KIND_PATTERN_FUSION:
+            return _run_pattern_pass(state, rec, instance, config, graph, context)
+        if desc.kind == PASS_KIND_DECOMPOSE:
+            return _run_decompose_pass(state, rec, instance, graph, context)
+        return _run_fusion_base_pass(state, rec, instance, graph, context)
+    except PassFailure as failure:
+        context.set_error_message(failure.reason)
+        return PassStatus.FAILED, failure.reason
+
+
+# --------------------------------------------------------------------------------------------- FusionBasePass
+def _replace_graph(state: _RunState, old: ir.Graph, new: ir.Graph) -> None:
+    """Put ``new`` where ``old`` was (root or a subgraph)."""
+    if old is state.graph:
+        state.graph = new
+        return
+    root = state.graph
+    root.remove_subgraph(old.name)
+    root.add_subgraph(new)
+
+
+def _run_fusion_base_pass(state: _RunState, rec: _Recorder, instance: Any, graph: ir.Graph,
+                          context: Any) -> tuple[str, str]:
+    from gebench.ge.graph import Graph
+
+    rec.hook_source = _function_source(type(instance).run)
+    backup = graph.copy()
+    if graph.parent_graph is not None:
+        backup.parent_graph = graph.parent_graph
+    view = Graph._wrap(graph, owns=False)
+    session = _Session(rec)
+    name = rec.desc.pass_name
+    reason = ""
+    try:
+        with _hook_call(session):
+            result = instance.run(view, context)
+    except Exception as exc:  # noqa: BLE001 - GE: an exception in run fails the pass
+        reason = f"python pass {name} run failed: {exception_text(exc)}"
+        result = _FAILED_BY_EXCEPTION
+    status = _translate_run_result(rec, result) if result is not _FAILED_BY_EXCEPTION else PassStatus.FAILED
+    if status == PassStatus.FAILED:
+        if not reason:
+            reason = (f"python pass {name} returned unsupported type: {type(result).__name__}"
+                      if not isinstance(result, (bool, int)) else f"python pass {name} run returned {result!r}")
+            if context.get_error_message():
+                reason += f"; context error: {context.get_error_message()}"
+        rec.add("REPLACEMENT_FAILED", reason, detail={"via": "run", "returned": repr(result)},
+                exception=reason if result is _FAILED_BY_EXCEPTION else "")
+        # keep the graph as it was before the failing run(); the half-edited one stays inspectable
+        state.partial_graph = graph
+        _replace_graph(state, graph, backup)
+        raise PassFailure(reason)
+    return status, ""
+
+
+_FAILED_BY_EXCEPTION = object()
+
+
+def _translate_run_result(rec: _Recorder, result: Any) -> str:
+    """GE's ``TranslateRunResult``: None/True succeed, False fails, an int is a raw status code."""
+    if result is None:
+        return PassStatus.SUCCESS
+    if isinstance(result, bool):
+        return PassStatus.SUCCESS if result else PassStatus.FAILED
+    if isinstance(result, int):
+        rec.lint("int_return_from_run",
+                 f"run() returned the int {result}: GE uses an int as a raw status code (0 = SUCCESS, anything else "
+                 "fails the compile; the docs' '0 means failure' is wrong); return True/False or None instead",
+                 source=rec.hook_source, detail={"returned": result})
+        return PassStatus.SUCCESS if result == 0 else PassStatus.FAILED
+    return PassStatus.FAILED
+
+
+def _function_source(fn: Any) -> str:
+    info = getattr(fn, "__ge_hook_info__", None)
+    if info and "function" in info:
+        fn = info["function"]
+    return _session.function_location(fn)
+
+
+# --------------------------------------------------------------------------------------------- PatternFusionPass
+def _run_pattern_pass(state: _RunState, rec: _Recorder, instance: Any, config: Any, graph: ir.Graph,
+                      context: Any) -> tuple[str, str]:
+    from gebench.fusion import Matcher, PatternGraph
+
+    session = _Session(rec)
+    rec.hook_source = _function_source(type(instance).meet_requirements)
+    try:
+        with _hook_call(session):
+            patterns = _bridge.patterns_of(instance)
+    except Exception as exc:  # noqa: BLE001 - GE: failing patterns() is a warning, zero patterns
+        rec.lint("patterns_failed", f"patterns() failed, the pass matches nothing: {exception_text(exc)}",
+                 source=_function_source(type(instance).patterns), detail={"exception": exception_text(exc)})
+        return PassStatus.NOT_CHANGED, ""
+    changed = False
+    for pat in patterns:
+        pg = PatternGraph(pat._ir, pat._captures, name=pat._ir.name)
+        rec.pattern_name = pg.name
+        rec.pattern_source = pat._source
+        problem = pg.validate()
+        if problem is not None:
+            rec.lint("invalid_pattern", f"pattern {pg.name!r} matches nothing: {problem}", source=pat._source)
+            continue
+        for capture in pg.captures:
+            if capture.node_id not in pg.nodes:
+                rec.lint("capture_outside_pattern", f"pattern {pg.name!r}: a captured tensor is not a node of the "
+                         "pattern graph; get_captured_tensor() for it will raise", source=pat._source)
+        matcher = Matcher(pg, graph, const_value_match=bool(config and config.is_enable_const_value_match()),
+                          ir_attr_match=bool(config and config.is_enable_ir_attr_match()),
+                          recorder=rec)
+        anchor_pid = pg.outputs[0][0]
+        anchor_types = {"Const", "Constant"} if pg.nodes[anchor_pid].op_type in ("Const", "Constant") else \
+            {pg.nodes[anchor_pid].op_type}
+        initial = {n.id: n for t in anchor_types for n in graph.nodes_of_type(t)}
+        order = {nid: i for i, nid in enumerate(sorted(initial, key=lambda i: graph.position(initial[i])))}
+        lost: set[int] = set()
+        rec.seen_anchors = set()
+        rewrites = 0
+        limit = LOOP_LIMIT_BASE + 4 * len(graph)
+        while True:
+            match = matcher.next()
+            if match is None:
+                break
+            anchor = match.bindings[anchor_pid][0]
+            rec.seen_anchors.add(anchor.id)
+            outcome = _handle_match(state, rec, instance, match, graph, context, session)
+            if outcome is not None:
+                changed = True
+                rewrites += 1
+                if rewrites > limit:
+                    reason = (f"pass {rec.desc.pass_name}: pattern {pg.name!r} was rewritten {rewrites} times on a "
+                              f"graph of {len(graph)} nodes; its replacement re-creates the pattern, so GE's match "
+                              "loop would never end (gebench stops it)")
+                    rec.lint("match_loop_does_not_terminate", reason, source=pat._source)
+                    raise PassFailure(reason)
+                cutoff = order.get(anchor.id, -1)
+                for rid in outcome.removed:
+                    if rid in initial and order.get(rid, -1) > cutoff and rid not in rec.seen_anchors:
+                        lost.add(rid)
+        for rid in sorted(lost, key=order.__getitem__):
+            node = initial[rid]
+            rec.add("LOST_TO_OVERLAP",
+                    f"candidate {node.name!r} ({node.op_type}) was removed by an earlier rewrite of this pattern "
+                    "before the matcher reached it", nodes=[(rid, node.name)])
+    return (PassStatus.SUCCESS if changed else PassStatus.NOT_CHANGED), ""
+
+
+def _handle_match(state: _RunState, rec: _Recorder, instance: Any, match: Any, graph: ir.Graph, context: Any,
+                  session: _Session) -> Any:
+    """meet_requirements -> cycle check -> replacement -> rewrite for one match. Returns the RewriteResult,
+    None when skipped; raises PassFailure when GE would fail the pass."""
+    from gebench.fusion import RewriteError, rewrite, would_create_cycle
+    from gebench.ge.passes._native import MatchResult
+
+    nodes = match.matched_nodes()
+    captures = _capture_list(match)
+    mr = MatchResult._create(match, graph)
+    try:
+        with _hook_call(session):
+            verdict = instance.meet_requirements(mr, context)
+        ok = bool(verdict)
+    except Exception as exc:  # noqa: BLE001 - GE: exception in meet_requirements = False (warning)
+        text = exception_text(exc)
+        _log.debug("pass %s: meet_requirements raised, treated as False: %s", rec.desc.pass_name, text)
+        rec.add("REJECTED_BY_MEET_REQUIREMENTS", f"meet_requirements raised {text}; GE treats it as False",
+                nodes=nodes, captures=captures, exception=text)
+        return None
+    finally:
+        mr._expire()
+    if not ok:
+        if verdict is None and ("none_verdict", match.pattern.name) not in rec.linted:
+            rec.linted.add(("none_verdict", match.pattern.name))
+            rec.lint("meet_requirements_returned_none",
+                     "meet_requirements returned None, which GE reads as False (every match is skipped); "
+                     "did the hook forget to `return True`?", source=rec.hook_source, nodes=nodes)
+        rec.add("REJECTED_BY_MEET_REQUIREMENTS", f"meet_requirements returned {verdict!r}", nodes=nodes,
+                captures=captures, meet_result=_jsonable(verdict))
+        return None
+    if would_create_cycle(graph, nodes):
+        rec.add("WOULD_CREATE_CYCLE", "fusing the matched nodes into one would create a cycle (a path leaves the "
+                "match and comes back); GE skips the match", nodes=nodes, captures=captures,
+                meet_result=_jsonable(verdict))
+        return None
+    boundary = match.boundary
+    session.expression_inputs = None
+    session.infer_shape_graphs = []
+    mr = MatchResult._create(match, graph)
+    replacement = _call_replacement(rec, instance, mr, context, session, nodes, captures, verdict)
+    replacement_ir = replacement._ir
+    _post_replacement_lints(rec, session, boundary, replacement_ir, nodes)
+    region = _capture_region(state, graph, [n.id for n in nodes], boundary)
+    try:
+        result = rewrite(graph, boundary, replacement_ir, pass_name=rec.desc.pass_name)
+    except RewriteError as exc:
+        reason = f"pass {rec.desc.pass_name}: rewrite of pattern {match.pattern.name!r} failed: {exc}"
+        rec.add("REPLACEMENT_FAILED", reason, nodes=nodes, captures=captures, meet_result=_jsonable(verdict),
+                detail={"reason_code": getattr(exc, "reason_code", ""), "replacement": replacement_ir.name})
+        raise PassFailure(reason) from None
+    finally:
+        replacement._invalidate()
+    record = rec.add("REPLACED", f"replaced by {replacement_ir.name!r}", nodes=nodes, captures=captures,
+                     meet_result=_jsonable(verdict), removed=result.removed, added=result.added,
+                     detail={"replacement": replacement_ir.name})
+    _check_region(region, graph, result, record)
+    return result
+
+
+def _call_replacement(rec: _Recorder, instance: Any, value: Any, context: Any, session: _Session,
+                      nodes: list[Any], captures: list[Any], verdict: Any) -> Any:
+    from gebench.ge.graph import Graph
+
+    source = _function_source(type(instance).replacement)
+    try:
+        with _hook_call(session):
+            result = instance.replacement(value, context)
+    except Exception as exc:  # noqa: BLE001 - GE: an exception in replacement fails the pass
+        text = exception_text(exc)
+        reason = f"pass {rec.desc.pass_name}: replacement raised {text}"
+        rec.add("REPLACEMENT_FAILED", reason, nodes=nodes, captures=captures, meet_result=_jsonable(verdict),
+                exception=text, hook_source=source)
+        raise PassFailure(reason) from None
+    finally:
+        if hasattr(value, "_expire"):
+            value._expire()
+    if not isinstance(result, Graph) or getattr(result, "_ir", None) is None or result._handle is None:
+        reason = (f"pass {rec.desc.pass_name}: replacement must return ge.graph.Graph, got "
+                  f"{type(result).__name__}" + (" (an already consumed Graph)" if isinstance(result, Graph) else ""))
+        rec.add("REPLACEMENT_FAILED", reason, nodes=nodes, captures=captures, meet_result=_jsonable(verdict),
+                hook_source=source)
+        raise PassFailure(reason)
+    return result
+
+
+def _post_replacement_lints(rec: _Recorder, session: _Session, boundary: Any, replacement_ir: ir.Graph,
+                            nodes: list[Any]) -> None:
+    source = _function_source(rec.desc.cls.replacement)
+    if session.expression_inputs is not None and session.expression_inputs < len(boundary.inputs):
+        rec.lint("replacement_inputs_short",
+                 f"the expression-style replacement touched inputs[0..{session.expression_inputs - 1}] "
+                 f"({session.expression_inputs} inputs) but the match has {len(boundary.inputs)} boundary inputs; "
+                 "GE fails the rewrite (Data count != boundary inputs): touch every inputs[i]",
+                 source=source, nodes=nodes,
+                 detail={"touched": session.expression_inputs, "boundary_inputs": len(boundary.inputs)})
+    stage = getattr(rec.desc.stage, "value", "")
+    if stage in _INFERRED_STAGES and not any(g is replacement_ir for g in session.infer_shape_graphs):
+        rec.lint("missing_infer_shape",
+                 f"replacement {replacement_ir.name!r} in stage {stage} never called infer_shape(); its nodes keep "
+                 "default tensor descs after shape inference has already run", source=source, nodes=nodes)
+
+
+def _capture_region(state: _RunState, graph: ir.Graph, node_ids: list[int], boundary: Any) -> Any:
+    """With ``verify``: the matched region extracted before the rewrite (``gebench.exec``), else None."""
+    if not state.check_numerics:
+        return None
+    from gebench.exec.equivalence import capture_rewrite
+
+    try:
+        return capture_rewrite(graph, node_ids, boundary)
+    except Exception as exc:  # noqa: BLE001 - a region the executor cannot extract is reported, not fatal
+        return exc
+
+
+def _check_region(region: Any, graph: ir.Graph, result: Any, record: Any) -> None:
+    """Compare ``region`` with its replacement and store the errors on ``record``."""
+    if region is None:
+        return
+    if isinstance(region, Exception):
+        record.detail["verify"] = {"ok": None, "error": f"{type(region).__name__}: {region}"}
+        return
+    from gebench.exec.equivalence import check_captured_rewrite
+
+    outcome = check_captured_rewrite(region, graph, result.added)
+    if outcome.error is not None:
+        record.detail["verify"] = {"ok": None, "error": outcome.error}
+        return
+    record.max_abs_error = outcome.max_abs
+    record.max_rel_error = outcome.max_rel
+    record.detail["verify"] = {"ok": outcome.ok, "cases": outcome.cases,
+                               "failing": [f"{f.label}: {f.message}" for f in outcome.failing_inputs]}
+    if not outcome.ok:
+        record.detail["verify_failed"] = True
+
+
+def _jsonable(value: Any) -> Any:
+    if value is None or isinstance(value, (bool, int, float, str)):
+        return value
+    return repr(value)
+
+
+# --------------------------------------------------------------------------------------------- DecomposePass
+def _run_decompose_pass(state: _RunState, rec: _Recorder, instance: Any, graph: ir.Graph,
+                        context: Any) -> tuple[str, str]:
+    from gebench.fusion import RewriteError, decompose_boundary, rewrite
+    from gebench.ge.graph import Node
+
+    op_types = list(getattr(instance, "op_types", None) or [])
+    rec.hook_source = _function_source(type(instance).meet_requirements)
+    rec.pattern_name = ",".join(op_types)
+    rec.pattern_source = _class_source(type(instance))
+    targets = [n for n in graph.nodes() if n.op_type in op_types]
+    if not targets:
+        return PassStatus.NOT_CHANGED, ""
+    session = _Session(rec)
+    changed = False
+    for node in targets:
+        if node not in graph:
+            rec.add("LOST_TO_OVERLAP", f"{node.name!r} was removed by an earlier decomposition in this pass",
+                    nodes=[(node.id, node.name)])
+            continue
+        try:
+            with _hook_call(session):
+                verdict = instance.meet_requirements(Node._wrap(node), context)
+            ok = bool(verdict)
+        except Exception as exc:  # noqa: BLE001 - GE: exception = False
+            text = exception_text(exc)
+            rec.add("REJECTED_BY_MEET_REQUIREMENTS", f"meet_requirements raised {text}; GE treats it as False",
+                    nodes=[node], exception=text)
+            continue
+        if not ok:
+            rec.add("REJECTED_BY_MEET_REQUIREMENTS", f"meet_requirements returned {verdict!r}", nodes=[node],
+                    meet_result=_jsonable(verdict))
+            continue
+        boundary = decompose_boundary(graph, node)
+        session.expression_inputs = None
+        session.infer_shape_graphs = []
+        replacement = _call_replacement(rec, instance, Node._wrap(node), context, session, [node], [], verdict)
+        replacement_ir = replacement._ir
+        _post_replacement_lints(rec, session, boundary, replacement_ir, [node])
+        before = [(node.id, node.name)]
+        region = _capture_region(state, graph, [node.id], boundary)
+        try:
+            result = rewrite(graph, boundary, replacement_ir, pass_name=rec.desc.pass_name)
+        except RewriteError as exc:
+            reason = f"pass {rec.desc.pass_name}: decomposition of {node.name!r} failed: {exc}"
+            rec.add("REPLACEMENT_FAILED", reason, nodes=before, meet_result=_jsonable(verdict),
+                    detail={"reason_code": getattr(exc, "reason_code", ""), "boundary_inputs": len(boundary.inputs),
+                            "replacement": replacement_ir.name})
+            raise PassFailure(reason) from None
+        finally:
+            replacement._invalidate()
+        changed = True
+        record = rec.add("REPLACED", f"decomposed by {replacement_ir.name!r}", nodes=before,
+                         meet_result=_jsonable(verdict), removed=result.removed, added=result.added,
+                         detail={"replacement": replacement_ir.name})
+        _check_region(region, graph, result, record)
+    return (PassStatus.SUCCESS if changed else PassStatus.NOT_CHANGED), ""

@@ -1,0 +1,482 @@
+"""GE graph dumps: write ``ge_proto``/``ge_onnx``/``ge_readable`` files as GE names them, and load ``ge_proto``.
+
+Writing::
+
+    paths = write_dumps({"PreRunBegin": g0, "RunCustomPassBeforeInfershape": g1}, "dumps", level=1)
+    settings = dump_settings_from_env()          # DUMP_GE_GRAPH, DUMP_GRAPH_FORMAT, DUMP_GRAPH_LEVEL, ...
+    if settings.enabled:
+        write_dumps(snapshots, settings.directory, level=settings.level, formats=settings.formats,
+                    stages=settings.stages)
+
+Reading: ``load_ge_dump(path)`` accepts ge_proto text dumps of any GE version (``ge_proto_00000003_graph_0_X.txt``,
+``ge_proto_00017_X.txt``, or any name at all: the content decides) and binary ModelDef files (AIR), and gives
+back the IR graph. A ge_onnx dump is refused with a pointer to the ge_proto file, because it is lossy.
+IR -> ge_proto -> IR keeps everything :mod:`gebench.io._ge_dump_codec` lists.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import logging
+import os
+import re
+import subprocess
+import sys
+from collections.abc import Iterable, Mapping
+from pathlib import Path
+from typing import Any
+
+from google.protobuf import message as pb_message
+from google.protobuf import text_encoding, text_format
+
+from gebench import ir
+from gebench.ir import DataType, TensorDesc, TensorValue
+
+from ._ge_dump_codec import (
+    GRAPH_OUTPUTS_ATTR,
+    EncodeOptions,
+    GeDumpError,
+    OpaqueAttr,
+    decode_model,
+    encode_model,
+    graph_outputs,
+    model_text,
+)
+from ._ge_dump_env import (
+    DEFAULT_FORMATS,
+    FORMATS,
+    DumpLevel,
+    DumpName,
+    DumpSettings,
+    dump_file_name,
+    dump_settings_from_env,
+    parse_dump_name,
+    sanitize_suffix,
+    stage_selected,
+)
+from ._ge_dump_onnx import encode_onnx_model
+from .proto import ge_ir_pb2
+
+__all__ = [
+    "GRAPH_OUTPUTS_ATTR",
+    "DumpLevel",
+    "DumpName",
+    "DumpSettings",
+    "GeDumpError",
+    "OpaqueAttr",
+    "dump_file_name",
+    "dump_settings_from_env",
+    "dump_text",
+    "list_dumps",
+    "load_ge_dump",
+    "parse_dump_name",
+    "parse_ge_dump_text",
+    "sanitize_suffix",
+    "stage_selected",
+    "write_dumps",
+    "write_dumps_from_env",
+]
+
+_log = logging.getLogger(__name__)
+
+
+def _options(level: DumpLevel) -> EncodeOptions:
+    full = level == DumpLevel.DUMP_ALL
+    return EncodeOptions(const_values=full, framework_defs=full,
+                         graph_options=level in (DumpLevel.DUMP_ALL, DumpLevel.DUMP_WITH_OUT_DATA))
+
+
+def dump_text(graph: ir.Graph, kind: str = "ge_proto", level: DumpLevel | int = DumpLevel.DUMP_ALL) -> str:
+    """The text of one dump of ``graph`` (``kind`` = ``"ge_proto"``, ``"onnx"`` or ``"readable"``).
+
+    Raises:
+        ValueError: unknown kind or a level outside 1-3.
+        GeDumpError: an attr value GE cannot store.
+    """
+    level = _check_level(level)
+    if kind == "ge_proto":
+        return model_text(encode_model(graph, _options(level)))
+    if kind == "onnx":
+        return str(encode_onnx_model(graph, level))  # protobuf's printer (in C where available)
+    if kind == "readable":
+        return _readable(graph)
+    raise ValueError(f"unknown dump kind {kind!r}; expected one of {FORMATS}")
+
+
+def _check_level(level: DumpLevel | int) -> DumpLevel:
+    try:
+        level = DumpLevel(int(level))
+    except ValueError:
+        level = DumpLevel.NO_DUMP
+    if level == DumpLevel.NO_DUMP:
+        raise ValueError(f"dump level {int(level)} writes nothing; use 1 (all), 2 (no weights) or 3 (relations only)")
+    return level
+
+
+def write_dumps(
+    snapshots: Mapping[str, ir.Graph],
+    out_dir: str | os.PathLike[str],
+    *,
+    graph_id: int = 0,
+    level: DumpLevel | int = DumpLevel.DUMP_ALL,
+    formats: Iterable[str] = DEFAULT_FORMATS,
+    stages: str | int | None = None,
+    start_index: int = 0,
+    aclop: bool = False,
+) -> list[Path]:
+    """Write GE-style dumps of stage snapshots and return the paths written, in order.
+
+    Each stage (dict order) that passes the ``stages`` filter gets one file per format; every format keeps its
+    own index counter starting at ``start_index`` and bumped only for files written, as GE does, so
+    ``ge_proto_00000000_graph_0_PreRunBegin.txt`` and ``ge_onnx_00000000_graph_0_PreRunBegin.pbtxt`` pair up.
+    Stage names are sanitized into the file name (``/\\:*?"<>|`` -> ``_``).
+
+    Args:
+        snapshots: stage suffix -> graph (for example ``"PreRunBegin"``, ``"RunCustomPassBeforeInfershape"``).
+        out_dir: directory; created when missing.
+        graph_id: the ``graph_<id>`` part of the names.
+        level: DUMP_GE_GRAPH content level 1, 2 or 3.
+        formats: any of ``"ge_proto"``, ``"onnx"``, ``"readable"``.
+        stages: a DUMP_GRAPH_LEVEL value filtering the suffixes (``None`` writes every snapshot given).
+        start_index: first file index.
+        aclop: use the single-op scene names (``..._aclop_graph_<id>_...``).
+
+    Raises:
+        ValueError: a bad level or format name.
+        GeDumpError: a graph holds an attr GE cannot store, or the directory cannot be written. Files of the
+            stages before the failing one stay on disk; the failing file is not left half-written.
+    """
+    level = _check_level(level)
+    kinds = list(dict.fromkeys(formats))
+    for kind in kinds:
+        if kind not in FORMATS:
+            raise ValueError(f"unknown dump format {kind!r}; expected some of {FORMATS}")
+    directory = Path(out_dir)
+    try:
+        directory.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        raise GeDumpError(f"cannot create dump directory {directory}: {exc}") from exc
+    counters = {kind: start_index for kind in kinds}
+    written: list[Path] = []
+    for suffix, graph in snapshots.items():
+        if stages is not None and not stage_selected(suffix, stages):
+            _log.debug("stage %s not selected by DUMP_GRAPH_LEVEL=%s", suffix, stages)
+            continue
+        for kind in (k for k in FORMATS if k in kinds):
+            path = directory / dump_file_name(kind, counters[kind], suffix, graph_id=graph_id, aclop=aclop)
+            text = dump_text(graph, kind, level)
+            _write_atomically(path, text.encode("utf-8"))
+            counters[kind] += 1
+            written.append(path)
+            _log.info("wrote %s", path)
+    return written
+
+
+def write_dumps_from_env(snapshots: Mapping[str, ir.Graph], *, graph_id: int = 0,
+                         settings: DumpSettings | None = None, start_index: int = 0) -> list[Path]:
+    """Write the dumps the environment asks for (nothing when DUMP_GE_GRAPH is off). See :func:`write_dumps`."""
+    settings = dump_settings_from_env() if settings is None else settings
+    if not settings.enabled or not settings.formats:
+        return []
+    return write_dumps(snapshots, settings.directory, graph_id=graph_id, level=settings.level,
+                       formats=settings.formats, stages=settings.stages, start_index=start_index)
+
+
+def _write_atomically(path: Path, data: bytes) -> None:
+    tmp = path.with_name(path.name + ".part")
+    try:
+        tmp.write_bytes(data)
+        os.replace(tmp, path)
+    except OSError as exc:
+        tmp.unlink(missing_ok=True)
+        raise GeDumpError(f"cannot write {path}: {exc}") from exc
+
+
+# ------------------------------------------------------------------------------------------------ reading
+_ONNX_HEAD = re.compile(r"^\s*(ir_version|producer_name|opset_import|model_version)\s*:", re.MULTILINE)
+_FIRST_FIELD = re.compile(r"^\s*([A-Za-z_][A-Za-z0-9_]*)", re.MULTILINE)
+
+
+def load_ge_dump(path: str | os.PathLike[str]) -> ir.Graph:
+    """Load a ge_proto dump (text ModelDef) or a binary ModelDef (AIR) as an IR graph with its subgraphs.
+
+    The content decides, not the name: current, 5-digit and nameless files all load. Cost: parsing is linear
+    in the file size (protobuf's text parser), then O(nodes + edges).
+
+    Raises:
+        GeDumpError: the file is missing, is a ge_onnx or ge_readable dump, is truncated or malformed (the
+            message gives ``file:line:column``), or describes an inconsistent graph. No graph is returned then.
+    """
+    path = Path(path)
+    try:
+        data = path.read_bytes()
+    except OSError as exc:
+        raise GeDumpError(f"cannot read GE dump {path}: {exc}") from exc
+    if _looks_binary(data):
+        model = ge_ir_pb2.ModelDef()
+        try:
+            model.ParseFromString(data)
+        except pb_message.DecodeError as exc:
+            raise GeDumpError(f"{path}: neither a text ge_proto dump nor a binary ModelDef (AIR): {exc}") from None
+        return decode_model(model, source=str(path))
+    try:
+        text = data.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        line = data[: exc.start].count(b"\n") + 1
+        raise GeDumpError(f"{path}:{line}: not UTF-8 text ({exc.reason}); is this a GE dump?") from None
+    try:
+        return parse_ge_dump_text(text, source=str(path))
+    except GeDumpError:
+        model = _binary_model_or_none(data)  # a binary ModelDef whose first bytes happen to look like text
+        if model is None:
+            raise
+        return decode_model(model, source=str(path))
+
+
+def _binary_model_or_none(data: bytes) -> ge_ir_pb2.ModelDef | None:
+    model = ge_ir_pb2.ModelDef()
+    try:
+        model.ParseFromString(data)
+    except pb_message.DecodeError:
+        return None
+    return model if model.graph and model.graph[0].op else None
+
+
+def parse_ge_dump_text(text: str, *, source: str = "<text>") -> ir.Graph:
+    """Parse the text of a ge_proto dump. See :func:`load_ge_dump` for what is accepted and raised.
+
+    Large dumps are parsed by protobuf's C++ text parser (``protoc --encode`` from grpcio-tools) when that is
+    installed, which is about ten times faster than the pure-Python parser; anything it rejects is parsed again
+    by the Python parser, whose errors carry the line and column.
+    """
+    _refuse_other_kinds(text, source)
+    model = _parse_with_protoc(text, source)
+    if model is not None:
+        return decode_model(model, source=source, locate=_LineIndex(text).locate)
+    model = ge_ir_pb2.ModelDef()
+    try:
+        text_format.Parse(text, model)
+    except text_format.ParseError as exc:
+        if "has no field named" in str(exc) or "has no value named" in str(exc):
+            # A newer GE may add fields; keep reading but say what was skipped.
+            _log.warning("%s: %s; skipping fields this schema does not know", source, exc)
+            model = ge_ir_pb2.ModelDef()
+            try:
+                text_format.Parse(text, model, allow_unknown_field=True)
+            except text_format.ParseError as exc2:
+                raise _parse_error(source, exc2) from None
+        else:
+            raise _parse_error(source, exc) from None
+    index = _LineIndex(text)
+    return decode_model(model, source=source, locate=index.locate)
+
+
+#: Dumps smaller than this are parsed in-process (starting protoc costs about half a second).
+_PROTOC_MIN_BYTES = 1 << 20
+
+
+def _parse_with_protoc(text: str, source: str) -> ge_ir_pb2.ModelDef | None:
+    """The ModelDef parsed by ``protoc --encode`` (C++), or None when unavailable, small, or rejected."""
+    if len(text) < _PROTOC_MIN_BYTES or importlib.util.find_spec("grpc_tools") is None:
+        return None
+    root = Path(__file__).resolve().parents[2]
+    schema = "gebench/io/proto/ge_ir.proto"
+    if not (root / schema).is_file():
+        return None
+    command = [sys.executable, "-m", "grpc_tools.protoc", f"--proto_path={root}", "--encode=ge.proto.ModelDef", schema]
+    try:
+        done = subprocess.run(command, input=text.encode("utf-8"), capture_output=True, cwd=root, check=False)
+    except OSError as exc:
+        _log.debug("protoc not usable for %s: %s", source, exc)
+        return None
+    if done.returncode != 0:
+        _log.debug("protoc rejected %s (%s); using the Python parser", source, done.stderr[:200])
+        return None
+    model = ge_ir_pb2.ModelDef()
+    model.ParseFromString(done.stdout)
+    return model
+
+
+def _parse_error(source: str, exc: text_format.ParseError) -> GeDumpError:
+    line, column = exc.GetLine(), exc.GetColumn()
+    where = f"{source}:{line}:{column}" if line is not None else source
+    message = str(exc)
+    message = re.sub(r"^\d+:\d+ : ", "", message)
+    hint = ""
+    if "Expected" in message and ("}" in message or "end" in message.lower()):
+        hint = " (the file looks cut short: was the dump still being written?)"
+    return GeDumpError(f"{where}: malformed ge_proto dump: {message}{hint}")
+
+
+def _refuse_other_kinds(text: str, source: str) -> None:
+    if _ONNX_HEAD.search(text[:4096]) or re.match(r"\s*graph\s*\{\s*node\s*\{", text):
+        hint = ""
+        name = parse_dump_name(source)
+        if name is not None and name.kind == "onnx":
+            sibling = Path(source).with_name(Path(source).name.replace("ge_onnx_", "ge_proto_", 1)[: -len(".pbtxt")]
+                                             + ".txt")
+            hint = f" (for example {sibling.name}, if it was written)"
+        raise GeDumpError(f"{source}:1: this is a ge_onnx dump, which is lossy (no subgraph links, no dtype attrs, "
+                          f"no strings below level 1); load the ge_proto_*.txt dump of the same stage instead{hint}")
+    if text.lstrip().startswith("graph(\""):
+        raise GeDumpError(f"{source}:1: this is a ge_readable dump, which cannot be loaded; load the ge_proto_*.txt "
+                          "dump of the same stage instead")
+
+
+def _looks_binary(data: bytes) -> bool:
+    head = data[:512]
+    if not head:
+        return False
+    if b"\x00" in head:
+        return True
+    try:
+        head.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        return exc.start < len(head) - 4  # a multi-byte character cut at the window edge is still text
+    # Text format starts with a field name; a binary ModelDef starts with a field tag byte.
+    return _FIRST_FIELD.match(head.decode("utf-8", "replace")) is None and not head.lstrip().startswith(b"#")
+
+
+class _LineIndex:
+    """Finds the line of an op in the dump text for error messages (computed only when an error occurs)."""
+
+    def __init__(self, text: str) -> None:
+        self._text = text
+
+    def locate(self, graph_name: str, op_name: str | None) -> int | None:
+        key = op_name if op_name is not None else graph_name
+        quoted = 'name: "' + text_encoding.CEscape(key.encode("utf-8"), as_utf8=False) + '"'
+        start = 0
+        if op_name is not None:
+            gq = 'name: "' + text_encoding.CEscape(graph_name.encode("utf-8"), as_utf8=False) + '"'
+            start = max(self._text.find(gq), 0)
+        pos = self._text.find(quoted, start)
+        if pos < 0:
+            pos = self._text.find(quoted)
+        return None if pos < 0 else self._text.count("\n", 0, pos) + 1
+
+
+def list_dumps(directory: str | os.PathLike[str]) -> list[tuple[DumpName, Path]]:
+    """Every GE dump file in ``directory`` (not recursive), ordered by kind then index then name.
+
+    Indices of different kinds need not match (GE keeps one counter per kind); group by ``(kind, graph_id,
+    suffix)``.
+    """
+    out = []
+    for path in Path(directory).iterdir():
+        name = parse_dump_name(path.name)
+        if name is not None and path.is_file():
+            out.append((name, path))
+    out.sort(key=lambda item: (FORMATS.index(item[0].kind), item[0].index, item[1].name))
+    return out
+
+
+# ------------------------------------------------------------------------------------------------ readable
+def _readable(graph: ir.Graph) -> str:
+    """GE's FX-like ``ge_readable`` text (spec §6.3; the users count and ``return`` form follow the spec's guess)."""
+    lines: list[str] = []
+    outputs = graph_outputs(graph)
+    _readable_graph(graph, outputs, lines)
+    for sub in graph.subgraphs.values():
+        lines.append("")
+        _readable_graph(sub, graph_outputs(sub), lines)
+    return "\n".join(lines) + "\n"
+
+
+def _readable_graph(graph: ir.Graph, outputs: list[tuple[ir.Node, int]], lines: list[str]) -> None:
+    lines.append(f'graph("{graph.name}"):')
+    out_count: dict[int, int] = {}
+    for node, _ in outputs:
+        out_count[node.id] = out_count.get(node.id, 0) + 1
+    for node in graph.nodes():
+        if node.op_type == "NetOutput":
+            continue
+        users = graph.num_uses(node) + out_count.get(node.id, 0)
+        parts = []
+        ins = []
+        for port, prod in enumerate(graph.producers(node)):
+            if prod is None:
+                continue
+            ref = f"%{prod[0].name}" + (f":{prod[1]}" if prod[1] else "")
+            anchor = node.input_names[port]
+            ins.append(f"{anchor}={ref}" if anchor else ref)
+        if ins:
+            parts.append(f"inputs = ({', '.join(ins)})")
+        attrs = [f"{k}: {_readable_value(v)}" for k, v in node.attrs.items()]
+        if attrs:
+            parts.append(f"attrs = {{{', '.join(attrs)}}}")
+        tail = f" ({', '.join(parts)})" if parts else ""
+        lines.append(f"  %{node.name} : [#users={users}] = Node[type={node.op_type}]{tail}")
+    lines.append("")
+    rets = [f"%{n.name}" + (f":{p}" if p else "") for n, p in outputs]
+    lines.append(f"  return ({', '.join(rets)})")
+
+
+def _readable_value(value: Any) -> str:
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, DataType):
+        return value.name
+    if isinstance(value, (int, float)):
+        return repr(value)
+    if isinstance(value, str):
+        return '"' + value.replace("\\", "\\\\").replace('"', '\\"') + '"'
+    if isinstance(value, TensorValue):
+        return f"tensor({value.dtype.name}{list(value.shape)})"
+    if isinstance(value, TensorDesc):
+        return f"desc({value.dtype.name}{list(value.shape)})"
+    if isinstance(value, (list, tuple)):
+        return "[" + ", ".join(_readable_value(v) for v in value) + "]"
+    if isinstance(value, OpaqueAttr):
+        return f"<{value.kind}>"
+    if isinstance(value, bytes):
+        return f"bytes[{len(value)}]"
+    return repr(value)
+
+
+# ------------------------------------------------------------------------------------------------ registration
+_GE_PROTO_HEAD = re.compile(r"\A(?:\s*#[^\n]*\n)*\s*(graph\s*\{|attr\s*\{|name\s*:|ir_version\s*:|producer_name\s*:)")
+
+
+def load_graph_file(path: str | os.PathLike[str]) -> ir.Graph:
+    """Load a ``.txt`` file as a ge_proto dump when its content is one, otherwise as the IR text form.
+
+    Raises:
+        GeDumpError: a ge_proto (or ge_onnx) dump that cannot be read.
+        ir.TextFormError: IR text that does not parse.
+    """
+    path = Path(path)
+    with open(path, "rb") as fh:
+        head = fh.read(4096)
+    if _looks_binary(head) or _GE_PROTO_HEAD.match(head.decode("utf-8", "replace")):
+        return load_ge_dump(path)
+    return ir.parse_text(path.read_text(encoding="utf-8"))
+
+
+def _dump_run(run: Any, out_dir: Path) -> list[Path]:
+    """``gebench compile --dump-dir``: every snapshot of ``run`` in stage order, GE's names, with the content level
+    and formats of DUMP_GE_GRAPH / DUMP_GRAPH_FORMAT when set (level 1, ge_proto + onnx otherwise)."""
+    from gebench.fusion.runtime import DUMP_SUFFIXES, PRE_RUN_SUFFIX
+
+    snapshots: dict[str, ir.Graph] = run.ir_snapshots
+    order = [s for s in (PRE_RUN_SUFFIX, *DUMP_SUFFIXES.values()) if s in snapshots]
+    order += [s for s in snapshots if s not in order]
+    settings = dump_settings_from_env()
+    level = settings.level if settings.enabled else DumpLevel.DUMP_ALL
+    return write_dumps({s: snapshots[s] for s in order}, out_dir, level=level, formats=settings.formats)
+
+
+def register_with_api() -> None:
+    """Teach ``gebench.load`` to read GE dumps and AIR files and ``gebench compile --dump-dir`` to write GE's
+    dump files. Called when :mod:`gebench.io` is imported; does nothing when :mod:`gebench.api` is unavailable."""
+    try:
+        from gebench import api
+    except ImportError as exc:  # a partial install without the runtime
+        _log.debug("gebench.api not importable; GE dump loaders not registered: %s", exc)
+        return
+    from .air import load_air
+
+    api.register_loader([".txt"], load_graph_file)
+    api.register_loader([".air"], load_air)
+    api.register_loader([".pbtxt"], load_ge_dump)
+    api.register_dump_writer(_dump_run)

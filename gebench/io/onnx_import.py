@@ -1,0 +1,720 @@
+"""ONNX -> IR import with GE's ONNX parser mapping (spec ge-ops.md §3).
+
+The result is the graph GE shows at ``PreRunBegin`` for the model: GE op types with their IR anchors,
+plugin expansions spliced in and named as GE names them, initializers as ``Const``, graph inputs as
+``Data`` with ``index``, tensor descs from ONNX shape inference (and gebench's op inference for tensors
+ONNX says nothing about). By default a ``NetOutput`` called ``Node_Output`` collects the graph outputs, as
+GE adds it in graph preparation; ``net_output=False`` leaves it out (the outputs are then listed in
+``graph.attrs["outputs"]`` as ``"<node>:<port>"`` strings, as in a ``GraphDef.output``).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import gc
+import logging
+import os
+from collections.abc import Iterable
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import onnx
+from google.protobuf.message import DecodeError
+
+from gebench import ir, ops
+
+from . import _onnx_control, _onnx_elementwise, _onnx_nn, _onnx_shape  # noqa: F401  (register converters)
+from ._onnx_common import (
+    MAX_OPSET,
+    MIN_OPSET,
+    Emitted,
+    NodeNotConvertible,
+    OnnxImportError,
+    OpContext,
+    UnsupportedNode,
+    UnsupportedOnnxOpError,
+    attributes,
+    find_converter,
+    onnx_to_ge_dtype,
+    registered_opsets,
+    tensor_value_from_proto,
+)
+from ._onnx_fallback_anchors import fallback_anchor_names
+
+__all__ = ["load_onnx", "OnnxImportError", "UnsupportedOnnxOpError", "UnsupportedNode", "supported_onnx_ops",
+           "produced_ge_types", "register_with_api"]
+
+_log = logging.getLogger(__name__)
+
+_DEFAULT_DOMAINS = ("", "ai.onnx")
+
+
+def supported_onnx_ops() -> dict[str, list[tuple[int, int]]]:
+    """ONNX op types (default domain) the importer maps, with their opset ranges."""
+    from ._onnx_common import CONVERTERS
+
+    return {op: registered_opsets(dom, op) for dom, op in sorted(CONVERTERS) if dom == ""}
+
+
+def produced_ge_types() -> list[str]:
+    """Every GE op type an ONNX import can produce (Data, Const and NetOutput included), sorted."""
+    from ._onnx_common import CONVERTERS
+
+    types = {"Data", "Const", "NetOutput"}
+    for entries in CONVERTERS.values():
+        for entry in entries:
+            types.update(entry.ge_types)
+    return sorted(types)
+
+
+def load_onnx(
+    model: str | os.PathLike[str] | onnx.ModelProto,
+    *,
+    input_format: str = "NCHW",
+    net_output: bool = True,
+    base_dir: str | os.PathLike[str] | None = None,
+) -> ir.Graph:
+    """Import an ONNX model as GE's ONNX parser would.
+
+    Args:
+        model: a path to a ``.onnx`` file (external data is read relative to its folder) or a ModelProto.
+        input_format: format of the Data nodes, like ATC's ``--input_format`` (``"NCHW"`` or ``"ND"``).
+        net_output: add GE's ``Node_Output`` NetOutput for the graph outputs.
+        base_dir: folder of external-data files when ``model`` is a ModelProto.
+
+    Returns:
+        A new ``ir.Graph``, built only through the Graph API (so ``verify()`` holds); nothing is shared with
+        the ModelProto.
+
+    Raises:
+        OnnxImportError: the file is missing or not ONNX, a node is malformed or reads a tensor nothing
+            produces, or the opset is below 8 or above 18 and cannot be converted to 18.
+        UnsupportedOnnxOpError: some nodes have no GE mapping; the message lists all of them.
+
+    Cost: O(nodes + initializer bytes), plus ONNX shape inference.
+    """
+    # Building tens of thousands of small objects triggers many full cyclic-GC passes that find nothing
+    # (the graph holds no garbage cycles yet); pausing the collector roughly halves the import time.
+    was_enabled = gc.isenabled()
+    gc.disable()
+    try:
+        return _load(model, input_format=input_format, net_output=net_output, base_dir=base_dir)
+    finally:
+        if was_enabled:
+            gc.enable()
+
+
+def _load(model: Any, *, input_format: str, net_output: bool, base_dir: Any) -> ir.Graph:
+    source, proto = _read_model(model, base_dir)
+    fmt = _parse_format(input_format)
+    proto = _normalise_opset(proto, source)
+    # GE's parser does not run onnx.checker, so neither does the import: models GE accepts import here too.
+    # Structural faults (dangling tensor names, bad attributes) are still reported, naming the node.
+    try:
+        inferred = onnx.shape_inference.infer_shapes(proto)
+    except Exception as exc:  # inference is best effort; GE does not need it
+        _log.info("%s: ONNX shape inference failed (%s); descs come from gebench's inference", source, exc)
+        inferred = proto
+    opsets = {("" if imp.domain in _DEFAULT_DOMAINS else imp.domain): int(imp.version) for imp in inferred.opset_import}
+    shared = _Shared(source, fmt, opsets)
+    name = inferred.graph.name or Path(source).stem or "graph"
+    return _Importer(inferred.graph, shared, name).run_root(net_output=net_output)
+
+
+def register_with_api() -> None:
+    """Teach ``gebench.load`` to read ``.onnx`` files. Does nothing when :mod:`gebench.api` is unavailable."""
+    try:
+        from gebench import api
+    except ImportError as exc:  # a partial install without the runtime
+        _log.debug("gebench.api not importable; ONNX loader not registered: %s", exc)
+        return
+    api.register_loader([".onnx"], load_onnx)
+
+
+# --------------------------------------------------------------------------- reading
+def _read_model(model: Any, base_dir: Any) -> tuple[str, onnx.ModelProto]:
+    if isinstance(model, onnx.ModelProto):
+        proto = onnx.ModelProto()
+        proto.CopyFrom(model)
+        source = f"ModelProto {proto.graph.name!r}"
+        if base_dir is not None:
+            try:
+                onnx.external_data_helper.load_external_data_for_model(proto, os.fspath(base_dir))
+            except Exception as exc:
+                raise OnnxImportError(f"{source}: cannot load external data from {base_dir}: {exc}") from exc
+        elif any(t.data_location == onnx.TensorProto.EXTERNAL for t in proto.graph.initializer):
+            raise OnnxImportError(f"{source}: initializers use external data; pass base_dir= with their folder")
+    elif isinstance(model, (str, os.PathLike)):
+        path = Path(model)
+        source = str(path)
+        if not path.is_file():
+            raise OnnxImportError(f"{source}: no such ONNX file")
+        try:
+            proto = onnx.load(str(path), load_external_data=True)
+        except (DecodeError, onnx.checker.ValidationError) as exc:
+            raise OnnxImportError(f"{source}: not an ONNX model (protobuf decode failed: {exc})") from exc
+        except FileNotFoundError as exc:
+            raise OnnxImportError(f"{source}: external data file missing: {exc}") from exc
+        except Exception as exc:
+            raise OnnxImportError(f"{source}: cannot read the ONNX file: {type(exc).__name__}: {exc}") from exc
+    else:
+        raise TypeError(f"load_onnx expects a path or an onnx.ModelProto, got {type(model).__name__}")
+    if proto.ir_version <= 0 or not proto.HasField("graph"):
+        raise OnnxImportError(f"{source}: not an ONNX model (no ir_version or no graph)")
+    return source, proto
+
+
+def _parse_format(name: str) -> ir.Format:
+    try:
+        return ir.Format["FORMAT_" + name.upper()]
+    except KeyError:
+        raise OnnxImportError(f"input_format {name!r} is not a GE format; use 'NCHW', 'NHWC' or 'ND'") from None
+
+
+def _default_opset(proto: onnx.ModelProto) -> int:
+    for imp in proto.opset_import:
+        if imp.domain in _DEFAULT_DOMAINS:
+            return int(imp.version)
+    return 1 if proto.ir_version < 3 else 0
+
+
+def _normalise_opset(proto: onnx.ModelProto, source: str) -> onnx.ModelProto:
+    version = _default_opset(proto)
+    if version > MAX_OPSET:
+        try:
+            converted = onnx.version_converter.convert_version(proto, MAX_OPSET)
+        except Exception as exc:
+            raise OnnxImportError(
+                f"{source}: opset {version} is newer than GE's ONNX parser accepts (8-{MAX_OPSET}) and onnx's version "
+                f"converter cannot bring it down to {MAX_OPSET}: {str(exc).strip().splitlines()[0] if str(exc) else exc}. "
+                f"Fix: export the model with opset <= {MAX_OPSET}."
+            ) from exc
+        _log.info("%s: converted opset %d -> %d", source, version, MAX_OPSET)
+        return converted
+    if version == 0:
+        return proto  # no ai.onnx import: only other domains, each node is looked up on its own
+    if version < MIN_OPSET:
+        raise OnnxImportError(
+            f"{source}: opset {version} is older than GE's ONNX parser accepts ({MIN_OPSET}-{MAX_OPSET}). "
+            f"Fix: convert it first, e.g. onnx.version_converter.convert_version(model, {MIN_OPSET + 3})."
+        )
+    return proto
+
+
+# --------------------------------------------------------------------------- the importer
+class _Shared:
+    """State shared by the root import and its subgraph imports."""
+
+    def __init__(self, source: str, data_format: ir.Format, opsets: dict[str, int]) -> None:
+        self.source = source
+        self.data_format = data_format
+        self.opsets = opsets
+        self.partition_counter = 0
+        self.unsupported: list[UnsupportedNode] = []
+        self.subgraphs: list[tuple[ir.Node, ir.Graph]] = []
+        self.custom = set(ops.custom_op_types())
+        self._templates: dict[tuple, _Template] = {}
+
+    def template(self, op_type: str, dynamic_inputs: dict[str, int] | None, dynamic_outputs: dict[str, int] | None,
+                 n_inputs: int, n_outputs: int) -> _Template:
+        """Anchor layout of ``op_type`` for these dynamic counts, computed once per import."""
+        if dynamic_inputs or dynamic_outputs:
+            key: tuple = (op_type, n_inputs, n_outputs, tuple(sorted((dynamic_inputs or {}).items())),
+                          tuple(sorted((dynamic_outputs or {}).items())))
+        else:
+            key = (op_type, n_inputs, n_outputs)
+        tmpl = self._templates.get(key)
+        if tmpl is None:
+            schema = ops.get_schema(op_type)
+            if schema is not None:
+                in_names, out_names = ops.anchor_names(schema, dynamic_inputs, dynamic_outputs)
+                kinds = {d.name: d.kind for d in schema.inputs}
+                optional = tuple(i for i, n in enumerate(in_names) if kinds.get(n) == "optional")
+            else:
+                in_names, out_names = fallback_anchor_names(op_type, n_inputs, n_outputs, dynamic_inputs,
+                                                            dynamic_outputs)
+                optional = tuple(range(len(in_names)))
+            defaults = ops.with_defaults(schema) if schema is not None else {}
+            tmpl = _Template(schema, list(in_names), list(out_names), optional, defaults)
+            self._templates[key] = tmpl
+        return tmpl
+
+
+@dataclasses.dataclass(frozen=True)
+class _Template:
+    schema: Any
+    in_names: list[str]
+    out_names: list[str]
+    optional_inputs: tuple[int, ...]
+    defaults: dict[str, Any]
+
+
+def _fresh(value: Any) -> Any:
+    """A private copy of an attr default (lists and tensors are mutable; scalars are shared)."""
+    if isinstance(value, list):
+        return [_fresh(v) for v in value]
+    if isinstance(value, (ir.TensorValue, ir.TensorDesc)):
+        return value.copy()
+    return value
+
+
+_PLACEHOLDER = ir.TensorDesc.placeholder()
+
+
+def _set_desc(dst: ir.TensorDesc, src: ir.TensorDesc) -> None:
+    """Make ``dst`` equal to ``src`` in place (cheaper than building a new desc; shapes are immutable tuples)."""
+    dst.dtype = src.dtype
+    dst.shape = src.shape
+    dst.format = src.format
+    dst.origin_format = src.origin_format
+    dst.origin_shape = src.origin_shape
+    dst.origin_dtype = src.origin_dtype
+    dst.attrs = {k: (list(v) if isinstance(v, list) else v) for k, v in src.attrs.items()} if src.attrs else {}
+
+
+def _set_plain(dst: ir.TensorDesc, dtype: ir.DataType, shape: tuple[int, ...]) -> None:
+    """Make ``dst`` an ND desc of ``dtype``/``shape`` (origin equal) in place."""
+    dst.dtype = dtype
+    dst.shape = shape
+    dst.format = ir.Format.FORMAT_ND
+    dst.origin_format = ir.Format.FORMAT_ND
+    dst.origin_shape = shape
+    dst.origin_dtype = None
+    dst.attrs = {}
+
+
+class _Importer:
+    """Imports one ONNX GraphProto. All state is local; a failure leaves nothing behind."""
+
+    def __init__(self, gproto: onnx.GraphProto, shared: _Shared, name: str, *,
+                 parent: _Importer | None = None, outer: list[str] | None = None) -> None:
+        self.gproto = gproto
+        self.shared = shared
+        self.source = shared.source
+        self.parent = parent
+        self.outer = outer or []
+        self.graph = ir.Graph(name)
+        self._tmp_counter = 0
+        self._node_counter = 0
+        self.static: dict[str, np.ndarray] = {}
+        self.info: dict[str, tuple[ir.DataType, tuple[int, ...] | None]] = {}
+        self.producers: dict[str, tuple[ir.Node, int]] = {}
+        self.pending: list[Emitted] = []
+        self._used: set[str] | None = None
+        self._values: dict[tuple[int, int], np.ndarray] = {}  # values folded by op inference, shared across nodes
+
+    # ---- services for converters
+    def temp_tensor(self, prefix: str) -> str:
+        self._tmp_counter += 1
+        return f"\x00{prefix}#{self._tmp_counter}"
+
+    def is_used(self, tensor: str) -> bool:
+        if self._used is None:
+            self._used = {o.name for o in self.gproto.output}
+            for node in self.gproto.node:
+                self._used.update(node.input)
+            for body in _bodies(self.gproto):
+                self._used.update(_free_tensors(body))
+        return tensor in self._used or (self.parent is not None and self.parent.is_used(tensor))
+
+    def static_value(self, tensor: str) -> np.ndarray | None:
+        if tensor in self.static:
+            return self.static[tensor]
+        return self.parent.static_value(tensor) if self.parent is not None else None
+
+    def _info(self, tensor: str) -> tuple[ir.DataType, tuple[int, ...] | None] | None:
+        if tensor in self.info:
+            return self.info[tensor]
+        return self.parent._info(tensor) if self.parent is not None else None
+
+    def tensor_shape(self, tensor: str) -> tuple[int, ...] | None:
+        entry = self._info(tensor)
+        return None if entry is None else entry[1]
+
+    def tensor_dtype(self, tensor: str) -> ir.DataType | None:
+        entry = self._info(tensor)
+        return None if entry is None else entry[0]
+
+    def record_const(self, tensor: str, value: ir.TensorValue) -> None:
+        self.static[tensor] = value.array
+        self.info[tensor] = (value.dtype, value.shape)
+
+    def make_node(self, op_type: str, attrs: dict[str, Any], dynamic_inputs: dict[str, int] | None,
+                  dynamic_outputs: dict[str, int] | None, *, n_inputs: int = 0, n_outputs: int = 0,
+                  name: str | None = None) -> ir.Node:
+        """A node whose anchors follow the op's schema (as ``ops.make_node`` lays them out), with every optional
+        IR attr at its default (GE's operator factory sets them before the plugin runs), overlaid by ``attrs``.
+        Ops missing from the catalogue get the anchors of :func:`fallback_anchor_names`."""
+        if name is None:
+            self._node_counter += 1
+            name = f"\x00node#{self._node_counter}"
+        tmpl = self.shared.template(op_type, dynamic_inputs, dynamic_outputs, n_inputs, n_outputs)
+        full = {k: _fresh(v) for k, v in tmpl.defaults.items() if k not in attrs}
+        full.update(attrs)
+        node = self.graph.add_node(op_type, name=name, attrs=full, inputs=len(tmpl.in_names),
+                                   outputs=len(tmpl.out_names), input_names=tmpl.in_names,
+                                   output_names=tmpl.out_names)
+        for i in tmpl.optional_inputs:
+            _set_desc(node.inputs[i], _PLACEHOLDER)
+        return node
+
+    def outer_scope_inputs(self, bodies: Iterable[onnx.GraphProto]) -> list[str]:
+        found: dict[str, None] = {}
+        for body in bodies:
+            for name in _free_tensors(body):
+                found.setdefault(name, None)
+        return list(found)
+
+    def import_subgraph(self, node: ir.Node, name: str, body: onnx.GraphProto, outer: list[str]) -> None:
+        sub = _Importer(body, self.shared, name, parent=self, outer=outer)
+        graph = sub.build(net_output=True)
+        if graph is not None:
+            self.shared.subgraphs.append((node, graph))
+
+    # ---- main
+    def run_root(self, *, net_output: bool) -> ir.Graph:
+        graph = self.build(net_output=net_output)
+        if self.shared.unsupported or graph is None:
+            raise UnsupportedOnnxOpError(self.source, self.shared.unsupported)
+        for node, sub in self.shared.subgraphs:
+            graph.add_subgraph(sub, parent_node=node)
+        return graph
+
+    def build(self, *, net_output: bool) -> ir.Graph | None:
+        """Build this graph; None when unsupported nodes were found (they are in ``shared.unsupported``)."""
+        g = self.gproto
+        self._collect_info(g)
+        init_names = {t.name for t in g.initializer}
+        if self.parent is None:
+            self._add_data_nodes([i for i in g.input if i.name not in init_names])
+        else:
+            self._add_outer_data_nodes()
+        self._add_initializers(g.initializer)
+        names = self._node_names(g.node)
+        failed = False
+        for onnx_node, name in zip(g.node, names, strict=True):
+            if onnx_node.op_type == "Constant" and onnx_node.domain in _DEFAULT_DOMAINS:
+                self._add_constant(onnx_node, name)
+                continue
+            problem = self._convert(onnx_node, name)
+            if problem is not None:
+                self.shared.unsupported.append(problem)
+                failed = True
+        if failed or self.shared.unsupported:
+            return None
+        self._wire()
+        self._fill_descs()
+        outputs = [o.name for o in g.output]
+        if self.parent is not None:
+            self._add_net_output(outputs, f"{self.graph.name}_Node_Output", parent_index=True)
+            prefix = self.graph.name + "/"
+            for node in self.graph.nodes():
+                if node.op_type != "NetOutput":
+                    self.graph.rename(node, prefix + node.name)
+        elif net_output:
+            self._add_net_output(outputs, "Node_Output", parent_index=False)
+        else:
+            self.graph.attrs["outputs"] = [self._output_ref(t) for t in outputs]
+        return self.graph
+
+    # ---- value info
+    def _collect_info(self, g: onnx.GraphProto) -> None:
+        for vi in [*g.input, *g.value_info, *g.output]:
+            parsed = _value_info(vi)
+            if parsed is not None:
+                self.info[vi.name] = parsed
+        for t in g.initializer:
+            self.info[t.name] = (onnx_to_ge_dtype(t.data_type), tuple(int(d) for d in t.dims))
+
+    # ---- graph inputs and constants
+    def _add_data_nodes(self, inputs: Iterable[onnx.ValueInfoProto]) -> None:
+        fmt = self.shared.data_format
+        for index, vi in enumerate(inputs):
+            dtype, shape = self.info.get(vi.name, (ir.DataType.DT_UNDEFINED, None))
+            if not vi.type.HasField("tensor_type"):
+                raise OnnxImportError(f"{self.source}: graph input {vi.name!r} is not a tensor; GE accepts only tensors")
+            if dtype == ir.DataType.DT_UNDEFINED:
+                raise OnnxImportError(
+                    f"{self.source}: graph input {vi.name!r} has ONNX elem type {vi.type.tensor_type.elem_type}, "
+                    "which GE's parser cannot map (GE fails to parse such a Data input)")
+            shape = (ir.UNKNOWN_RANK,) if shape is None else shape
+            desc = ir.TensorDesc(dtype=dtype, shape=shape, format=fmt, origin_format=fmt, origin_shape=shape)
+            node = self.make_node("Data", {"index": index, "data_type": int(dtype)}, None, None, name=vi.name)
+            _set_desc(node.inputs[0], desc)
+            _set_desc(node.outputs[0], desc)
+            self.producers[vi.name] = (node, 0)
+
+    def _add_outer_data_nodes(self) -> None:
+        for index, tensor in enumerate(self.outer):
+            found = self.tensor_dtype(tensor)
+            dtype = ir.DataType.DT_UNDEFINED if found is None else found
+            shape = self.tensor_shape(tensor)
+            shape = (ir.UNKNOWN_RANK,) if shape is None else shape
+            desc = ir.TensorDesc(dtype=dtype, shape=shape, origin_shape=shape)
+            node = self.make_node("Data", {"index": index, "data_type": int(dtype), "_parent_node_index": index + 1},
+                                  None, None, name=tensor)
+            _set_desc(node.inputs[0], desc)
+            _set_desc(node.outputs[0], desc)
+            self.producers[tensor] = (node, 0)
+
+    def _add_initializers(self, initializers: Iterable[onnx.TensorProto]) -> None:
+        ordered = sorted(initializers, key=lambda t: t.name)
+        for k, tensor in enumerate(ordered):
+            value = tensor_value_from_proto(tensor, where=self.source)
+            node = self._const_node(f"{tensor.name}_Initializer_{k}", value)
+            self.producers[tensor.name] = (node, 0)
+            self.static[tensor.name] = value.array
+
+    def _const_node(self, name: str, value: ir.TensorValue) -> ir.Node:
+        if self.graph.find(name) is not None:
+            name = self.graph.fresh_name(name)
+        node = self.make_node("Const", {"value": value}, None, None, name=name)
+        _set_plain(node.outputs[0], value.dtype, value.shape)
+        return node
+
+    def _add_constant(self, onnx_node: onnx.NodeProto, name: str) -> None:
+        where = f"{self.source}: Constant node {name!r}"
+        tensor_attr = next((a for a in onnx_node.attribute if a.name == "value" and a.HasField("t")), None)
+        if tensor_attr is not None:
+            value = tensor_value_from_proto(tensor_attr.t, where=where)
+        else:
+            value = _constant_from_attrs(attributes(onnx_node), where)
+        node = self._const_node(name, value)
+        out = onnx_node.output[0]
+        self.producers[out] = (node, 0)
+        self.record_const(out, value)
+
+    # ---- nodes
+    def _node_names(self, nodes: Iterable[onnx.NodeProto]) -> list[str]:
+        nodes = list(nodes)
+        taken = {n.name for n in nodes if n.name}
+        counters: dict[str, int] = {}
+        names = []
+        for n in nodes:
+            if n.name:
+                names.append(n.name)
+                continue
+            k = counters.get(n.op_type, 0)
+            while f"{n.op_type}_{k}" in taken:
+                k += 1
+            counters[n.op_type] = k + 1
+            name = f"{n.op_type}_{k}"
+            taken.add(name)
+            names.append(name)
+        return names
+
+    def _convert(self, onnx_node: onnx.NodeProto, name: str) -> UnsupportedNode | None:
+        domain = "" if onnx_node.domain in _DEFAULT_DOMAINS else onnx_node.domain
+        opset = self.shared.opsets.get(domain, 1)
+        entry = find_converter(domain, onnx_node.op_type, opset)
+        ctx = OpContext(self, onnx_node, name, opset)
+        if entry is None:
+            if onnx_node.op_type in self.shared.custom:
+                self._convert_custom(ctx)
+                self._finish(ctx, expands=False)
+                return None
+            ranges = registered_opsets(domain, onnx_node.op_type)
+            reason = ("GE registers it only for opsets " + ", ".join(f"{lo}-{hi}" for lo, hi in ranges)) if ranges \
+                else "not in the GE ONNX mapping and not declared as a custom op"
+            return UnsupportedNode(name, onnx_node.op_type, onnx_node.domain, opset, reason)
+        try:
+            entry.fn(ctx)
+        except NodeNotConvertible as exc:
+            for em in ctx.emitted:
+                self.graph.remove_node(em.node)
+            return UnsupportedNode(name, onnx_node.op_type, onnx_node.domain, opset, str(exc))
+        except OnnxImportError:
+            raise
+        except Exception as exc:  # a converter tripping over malformed attributes or inputs
+            raise OnnxImportError(
+                f"{self.source}: node {name!r} ({onnx_node.op_type}, opset {opset}) is malformed: "
+                f"{type(exc).__name__}: {exc}") from exc
+        self._finish(ctx, expands=entry.expands)
+        return None
+
+    def _convert_custom(self, ctx: OpContext) -> None:
+        schema = ops.require_schema(ctx.op_type)
+        attrs = {k: _coerce_attr(v, _attr_type(schema, k)) for k, v in ctx.attrs.items()}
+        n_fixed_in = sum(1 for d in schema.inputs if d.kind != "dynamic")
+        n_fixed_out = sum(1 for d in schema.outputs if d.kind != "dynamic")
+        dyn_in = {d.name: max(0, ctx.num_inputs - n_fixed_in) for d in schema.inputs if d.kind == "dynamic"}
+        dyn_out = {d.name: max(0, len(ctx.onnx_node.output) - n_fixed_out)
+                   for d in schema.outputs if d.kind == "dynamic"}
+        ctx.emit(ctx.op_type, ctx.inputs(), ctx.outputs(), attrs=attrs, dynamic_inputs=dyn_in or None,
+                 dynamic_outputs=dyn_out or None)
+
+    def _finish(self, ctx: OpContext, *, expands: bool) -> None:
+        emitted = ctx.emitted
+        if not emitted:
+            raise RuntimeError(f"converter for {ctx.op_type} emitted no node for {ctx.name!r}")
+        if len(emitted) == 1:
+            final = [ctx.name]
+        else:
+            final = []
+            for em in emitted:
+                final.append(f"PartitionedCall_{ctx.name}_{em.suffix}_{self.shared.partition_counter}")
+                self.shared.partition_counter += 1
+        for em, new_name in zip(emitted, final, strict=True):
+            if self.graph.find(new_name) is not None:
+                new_name = self.graph.fresh_name(new_name)
+            self.graph.rename(em.node, new_name)
+            if expands:
+                em.node.attrs["_datadump_original_op_names"] = [ctx.name]
+            for port, tensor in enumerate(em.outputs):
+                if tensor is not None:
+                    self.producers[tensor] = (em.node, port)
+        self.pending.extend(emitted)
+
+    # ---- edges and descs
+    def _wire(self) -> None:
+        for em in self.pending:
+            for port, tensor in enumerate(em.inputs):
+                if tensor is None:
+                    continue
+                src = self.producers.get(tensor)
+                if src is None:
+                    raise OnnxImportError(
+                        f"{self.source}: node {em.node.name!r} reads tensor {tensor!r}, which no node, "
+                        "graph input or initializer produces")
+                self.graph.add_edge(src[0], src[1], em.node, port)
+
+    def _fill_descs(self) -> None:
+        graph = self.graph
+        by_node = {em.node.id: em for em in self.pending}
+        for node in graph.nodes():
+            em = by_node.get(node.id)
+            if em is None:
+                continue  # Data / Const: already set
+            for port, prod in enumerate(graph.producers(node)):
+                if prod is not None:
+                    _set_desc(node.inputs[port], prod[0].outputs[prod[1]])
+            for port, fmt in em.input_formats.items():
+                if port < len(node.inputs) and not node.inputs[port].is_placeholder:
+                    node.inputs[port].format = fmt
+                    node.inputs[port].origin_format = fmt
+            if node.op_type != "Const":
+                known: dict[int, tuple[ir.DataType, tuple[int, ...]]] = {}
+                for port, tensor in enumerate(em.outputs):
+                    entry = None if tensor is None else self.info.get(tensor)
+                    if entry is not None and entry[1] is not None and entry[0] != ir.DataType.DT_UNDEFINED:
+                        known[port] = entry  # type: ignore[assignment]
+                if len(known) < len(node.outputs):
+                    self._infer(node)
+                for port, (dtype, shape) in known.items():
+                    _set_plain(node.outputs[port], dtype, shape)
+            for port, fmt in em.output_formats.items():
+                node.outputs[port].format = fmt
+                node.outputs[port].origin_format = fmt
+
+    def _infer(self, node: ir.Node) -> None:
+        before = [d.copy() for d in node.outputs]
+        try:
+            if ops.get_schema(node.op_type) is None:
+                raise LookupError("no schema")
+            ops.infer_node(self.graph, node, values=self._values)
+        except Exception as exc:  # inference is best effort on import; unknown shapes stay unknown
+            _log.debug("%s: no shape inference for %s (%s): %s", self.source, node.name, node.op_type, exc)
+            node.outputs = before
+            for i, desc in enumerate(node.outputs):
+                if desc.shape == ():
+                    node.outputs[i] = ir.TensorDesc(dtype=ir.DataType.DT_UNDEFINED, shape=(ir.UNKNOWN_RANK,),
+                                                    origin_shape=(ir.UNKNOWN_RANK,))
+
+    def _output_ref(self, tensor: str) -> str:
+        src = self.producers.get(tensor)
+        if src is None:
+            raise OnnxImportError(f"{self.source}: graph output {tensor!r} is not produced by any node")
+        return f"{src[0].name}:{src[1]}"
+
+    def _add_net_output(self, outputs: list[str], name: str, *, parent_index: bool) -> None:
+        sources = []
+        for tensor in outputs:
+            src = self.producers.get(tensor)
+            if src is None:
+                raise OnnxImportError(f"{self.source}: graph output {tensor!r} is not produced by any node")
+            sources.append(src)
+        if self.graph.find(name) is not None:
+            name = self.graph.fresh_name(name)
+        net = self.make_node("NetOutput", {}, {"x": len(sources)}, None, name=name)
+        for port, (src, sp) in enumerate(sources):
+            self.graph.add_edge(src, sp, net, port)
+            _set_desc(net.inputs[port], src.outputs[sp])
+            if parent_index:
+                net.inputs[port].attrs["_parent_node_index"] = port
+
+
+def _bodies(graph: onnx.GraphProto) -> list[onnx.GraphProto]:
+    """Subgraph bodies held by the attributes of ``graph``'s nodes."""
+    return [sub for node in graph.node for attr in node.attribute
+            for sub in ([attr.g] if attr.HasField("g") else []) + list(attr.graphs)]
+
+
+def _free_tensors(body: onnx.GraphProto) -> list[str]:
+    """Names a graph body reads but does not define (outer-scope values), in first-use order."""
+    defined = {i.name for i in body.input} | {t.name for t in body.initializer}
+    free: dict[str, None] = {}
+    for node in body.node:
+        for name in node.input:
+            if name and name not in defined:
+                free.setdefault(name, None)
+        for attr in node.attribute:
+            for sub in ([attr.g] if attr.HasField("g") else []) + list(attr.graphs):
+                for name in _free_tensors(sub):
+                    if name not in defined:
+                        free.setdefault(name, None)
+        defined.update(o for o in node.output if o)
+    for out in body.output:
+        if out.name not in defined:
+            free.setdefault(out.name, None)
+    return list(free)
+
+
+# --------------------------------------------------------------------------- helpers
+def _value_info(vi: onnx.ValueInfoProto) -> tuple[ir.DataType, tuple[int, ...] | None] | None:
+    if not vi.type.HasField("tensor_type"):
+        return None
+    tt = vi.type.tensor_type
+    dtype = onnx_to_ge_dtype(tt.elem_type) if tt.elem_type else ir.DataType.DT_UNDEFINED
+    if not tt.HasField("shape"):
+        return dtype, None
+    dims = tuple(int(d.dim_value) if d.HasField("dim_value") else ir.UNKNOWN_DIM for d in tt.shape.dim)
+    return dtype, dims
+
+
+def _constant_from_attrs(attrs: dict[str, Any], where: str) -> ir.TensorValue:
+    if "value_float" in attrs:
+        return ir.TensorValue(ir.DataType.DT_FLOAT, np.asarray(attrs["value_float"], np.float32))
+    if "value_floats" in attrs:
+        return ir.TensorValue(ir.DataType.DT_FLOAT, np.asarray(attrs["value_floats"], np.float32).reshape(-1))
+    if "value_int" in attrs:
+        return ir.TensorValue(ir.DataType.DT_INT64, np.asarray(attrs["value_int"], np.int64))
+    if "value_ints" in attrs:
+        return ir.TensorValue(ir.DataType.DT_INT64, np.asarray(attrs["value_ints"], np.int64).reshape(-1))
+    if "value" in attrs and isinstance(attrs["value"], np.ndarray):
+        arr = attrs["value"]
+        return ir.TensorValue(ir.data_type_from_numpy(arr.dtype), arr)
+    raise OnnxImportError(f"{where}: unsupported Constant form (attributes {sorted(attrs)}); GE reads value tensors")
+
+
+def _attr_type(schema: Any, name: str) -> str | None:
+    for adef in schema.attrs:
+        if adef.name == name:
+            return adef.type
+    return None
+
+
+def _coerce_attr(value: Any, attr_type: str | None) -> Any:
+    if isinstance(value, np.ndarray):
+        return ir.TensorValue(ir.data_type_from_numpy(value.dtype), value)
+    if attr_type == "Bool":
+        return bool(value)
+    if attr_type == "Float" and isinstance(value, int):
+        return float(value)
+    if attr_type == "ListFloat" and isinstance(value, list):
+        return [float(v) for v in value]
+    if attr_type == "ListBool" and isinstance(value, list):
+        return [bool(v) for v in value]
+    if isinstance(value, tuple):
+        return list(value)
+    return value

@@ -1,0 +1,999 @@
+"""``gebench.Workbench``: the interactive graph, pass and candidate browser for Jupyter.
+
+The widget is an anywidget: the kernel side (this module) owns all state as traits and the browser side
+(:mod:`._frontend`) draws it. The Python side is fully usable (and tested) without a browser: setting
+``selected_pass`` recomputes ``highlight`` and ``candidates``, setting ``selected_node`` fills
+``details_html``, and so on.
+
+Cost model: a layout (graphviz) happens only when the drawn node set changes and is cached per snapshot
+and view; selecting a pass or a candidate only recomputes the ``highlight`` map (O(candidates)), which the
+front end applies by adding CSS classes to existing SVG elements.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import html
+import json
+import logging
+import threading
+import time
+from collections.abc import Iterable, Iterator
+from pathlib import Path
+from typing import Any
+
+import anywidget
+import traitlets
+
+from gebench import ir
+
+from ._diff import GraphDiff, diff_graphs
+from ._dot import GraphView, build_view, compress_svg, dtype_short, tensor_label, view_to_dot
+from ._focus import k_hop, search_nodes
+from ._frontend import CSS, ESM
+from ._layout_cache import LayoutCache
+from ._source import (
+    STATUS_CLASS,
+    STATUS_PRECEDENCE,
+    CandidateRow,
+    as_ir_graph,
+    candidate_rows,
+    pass_summaries,
+    run_snapshots,
+)
+
+__all__ = ["Workbench"]
+
+_log = logging.getLogger(__name__)
+
+_SHARED_CACHE = LayoutCache(capacity=128)
+
+
+def _merge_views(a: GraphView, b: GraphView) -> GraphView:
+    nodes = {n.id: n for n in a.nodes}
+    for n in b.nodes:
+        nodes.setdefault(n.id, n)
+    edges = {e.element_id: e for e in a.edges}
+    for e in b.edges:
+        edges.setdefault(e.element_id, e)
+    element_of = dict(b.element_of)
+    element_of.update(a.element_of)
+    return GraphView(a.graph_name, list(nodes.values()), list(edges.values()), element_of,
+                     total_nodes=max(a.total_nodes, b.total_nodes), edge_labels=a.edge_labels,
+                     focused=a.focused or b.focused)
+
+
+def _fmt_attr(value: Any) -> str:
+    if isinstance(value, ir.TensorValue):
+        arr = value.array
+        head = arr.ravel()[:8].tolist()
+        more = " \u2026" if arr.size > 8 else ""
+        return f"{dtype_short(value.dtype)}{list(value.shape)} {head}{more}"
+    if isinstance(value, ir.TensorDesc):
+        return tensor_label(value)
+    if isinstance(value, ir.DataType):
+        return value.name
+    if isinstance(value, bytes):
+        return f"<{len(value)} bytes>"
+    text = repr(value)
+    return text if len(text) <= 200 else text[:199] + "\u2026"
+
+
+def _desc_text(desc: ir.TensorDesc) -> str:
+    text = tensor_label(desc)
+    fmt = ir.Format(desc.format).name.removeprefix("FORMAT_")
+    if fmt != "ND":
+        text += f" {fmt}"
+    if desc.origin_shape != desc.shape or desc.origin_format != desc.format:
+        ofmt = ir.Format(desc.origin_format).name.removeprefix("FORMAT_")
+        text += f" (origin {list(desc.origin_shape)} {ofmt})"
+    return text
+
+
+class Workbench(anywidget.AnyWidget):
+    """Interactive view of a model and a compile run: graph, passes by stage, candidates, diffs.
+
+    Args:
+        model: a path (anything :func:`gebench.load` reads), an :class:`ir.Graph`, a ``ge.graph.Graph``,
+            or a finished ``Run`` (then ``passes`` is ignored).
+        passes: pass files/directories for :func:`gebench.compile`; ``None`` shows the graph without a run.
+        threshold: above this many nodes the graph is shown as a focused k-hop view (default 1,500).
+        hops: the k of focused views.
+        max_focus_nodes: cap on the nodes of one focused view.
+        export_dir: where the export buttons write (default ``./gebench_exports``).
+        layout_timeout: seconds allowed for one graphviz layout.
+        compile_kwargs: extra keyword arguments for :func:`gebench.compile` (``custom_ops=...``).
+
+    Raises:
+        TypeError: ``model`` is of an unsupported type.
+    """
+
+    _esm = ESM
+    _css = CSS
+
+    title = traitlets.Unicode("").tag(sync=True)
+    svg_gz = traitlets.Bytes(b"").tag(sync=True)
+    view_info = traitlets.Dict().tag(sync=True)
+    snapshots = traitlets.List(traitlets.Unicode()).tag(sync=True)
+    snapshot = traitlets.Unicode("").tag(sync=True)
+    stages = traitlets.List().tag(sync=True)
+    selected_pass = traitlets.Unicode("").tag(sync=True)
+    candidates = traitlets.List().tag(sync=True)
+    selected_candidate = traitlets.Int(-1).tag(sync=True)
+    highlight = traitlets.Dict().tag(sync=True)
+    selected_node = traitlets.Int(-1).tag(sync=True)
+    details_html = traitlets.Unicode("").tag(sync=True)
+    side_svg_gz = traitlets.Bytes(b"").tag(sync=True)
+    side_title = traitlets.Unicode("").tag(sync=True)
+    side_highlight = traitlets.Dict().tag(sync=True)
+    diff_mode = traitlets.Unicode("").tag(sync=True)
+    search = traitlets.Unicode("").tag(sync=True)
+    status_text = traitlets.Unicode("").tag(sync=True)
+    busy = traitlets.Bool(False).tag(sync=True)
+    reload_report = traitlets.List().tag(sync=True)
+
+    def __init__(
+        self,
+        model: Any,
+        passes: Any = None,
+        *,
+        threshold: int = 1500,
+        hops: int = 2,
+        max_focus_nodes: int = 300,
+        export_dir: str | Path | None = None,
+        layout_timeout: float = 30.0,
+        **compile_kwargs: Any,
+    ) -> None:
+        super().__init__()
+        self.threshold = threshold
+        self.hops = hops
+        self.max_focus_nodes = max_focus_nodes
+        self.max_focus_seeds = 24
+        self.export_dir = Path(export_dir) if export_dir is not None else Path.cwd() / "gebench_exports"
+        self.layout_cache = _SHARED_CACHE if layout_timeout == _SHARED_CACHE.timeout else LayoutCache(timeout=layout_timeout)
+        self._passes = passes
+        self._compile_kwargs = compile_kwargs
+        self._model = model
+        self._view: GraphView | None = None
+        self._view_graph: ir.Graph | None = None
+        self._view_svg = ""
+        self._graphs: dict[str, ir.Graph] = {}
+        self._rows: list[CandidateRow] = []
+        self._explain_cache: dict[int, Any] = {}
+        self._patterns: dict[tuple[str, str], ir.Graph | None] = {}
+        self._pass_set: Any = None
+        self._watcher: Any = None
+        self.run: Any = None
+        self.timings: dict[str, float] = {}
+        self._sticky: dict[int, str] = {}
+        self._last_diff = GraphDiff()
+        self.observe(self._on_selected_pass, "selected_pass")
+        self.observe(self._on_selected_candidate, "selected_candidate")
+        self.observe(self._on_selected_node, "selected_node")
+        self.observe(self._on_snapshot, "snapshot")
+        self.observe(self._on_diff_mode, "diff_mode")
+        self.observe(self._on_search, "search")
+        self.on_msg(self._on_message)
+        self._load(model)
+
+    # ------------------------------------------------------------------------------------------ loading
+    def _load(self, model: Any) -> None:
+        if hasattr(model, "ledger") and hasattr(model, "graph"):
+            self._set_run(model)
+            return
+        graph = self._to_graph(model)
+        self._base_graph = graph
+        if self._passes is not None:
+            self._compile()
+        else:
+            self._set_graphs([("model", graph)])
+            self.title = graph.name
+            self._rows = []
+            self.stages = []
+            self._show_snapshot("model")
+
+    @staticmethod
+    def _to_graph(model: Any) -> ir.Graph:
+        if isinstance(model, (str, Path)):
+            import gebench
+
+            return as_ir_graph(gebench.load(model))
+        return as_ir_graph(model)
+
+    def _compile(self) -> None:
+        import gebench
+
+        passes = self._passes
+        if self._pass_set is None and not self._is_pass_objects(passes):
+            from gebench.fusion.reload import PassSet
+
+            self._pass_set = passes if isinstance(passes, PassSet) else PassSet(
+                [str(p) for p in ([passes] if isinstance(passes, (str, Path)) else passes)])
+        with self._progress("running passes"):
+            start = time.perf_counter()
+            # the workbench keeps showing the last good version of a pass file that fails to load
+            kwargs = {"run_after_load_error": True, **self._compile_kwargs}
+            run = gebench.compile(self._base_graph, passes=self._pass_set or passes, **kwargs)
+            self.timings["compile"] = time.perf_counter() - start
+        self._set_run(run)
+
+    def _set_run(self, run: Any) -> None:
+        self.run = run
+        self._explain_cache.clear()
+        snaps = run_snapshots(run)
+        self._set_graphs(snaps)
+        self._rows = candidate_rows(run.ledger)
+        known = self._known_passes(run)
+        self.stages = pass_summaries(self._rows, known=known)
+        status = getattr(run, "status", "")
+        failed = getattr(run, "failed_pass", None)
+        self.title = f"{snaps[-1][1].name if snaps else 'graph'}: {status}" + (f" at {failed}" if failed else "")
+        first = snaps[0][0] if snaps else ""
+        keep = self.selected_pass if any(r.pass_name == self.selected_pass for r in self._rows) else ""
+        with self.hold_trait_notifications():
+            self.selected_candidate = -1
+        if keep:
+            self._apply_pass(keep)
+        else:
+            self._show_snapshot(self._default_snapshot() or first)
+            self.highlight = {}
+            self.candidates = []
+
+    @staticmethod
+    def _known_passes(run: Any) -> list[tuple[str, str]]:
+        out = []
+        for p in getattr(run, "passes", None) or []:
+            name = getattr(p, "pass_name", None) or getattr(p, "name", None)
+            stage = getattr(p, "stage", "")
+            stage = getattr(stage, "value", stage)
+            if name:
+                out.append((str(name), str(stage)))
+        return out
+
+    def _default_snapshot(self) -> str:
+        labels = list(self._graphs)
+        return labels[0] if labels else ""
+
+    def _set_graphs(self, graphs: list[tuple[str, ir.Graph]]) -> None:
+        self._graphs = dict(graphs)
+        self.snapshots = list(self._graphs)
+
+    # ------------------------------------------------------------------------------------------ progress
+    @contextlib.contextmanager
+    def _progress(self, message: str, *, after: float = 1.0) -> Iterator[None]:
+        """Show ``message`` as busy status if the block runs longer than ``after`` seconds."""
+        def show() -> None:
+            with contextlib.suppress(Exception):
+                self.busy = True
+                self.status_text = message + "\u2026"
+        timer = threading.Timer(after, show)
+        timer.daemon = True
+        timer.start()
+        start = time.perf_counter()
+        try:
+            yield
+        finally:
+            timer.cancel()
+            took = time.perf_counter() - start
+            if self.busy or took >= after:
+                self.busy = False
+                self.status_text = f"{message}: {took:.1f} s"
+
+    # ------------------------------------------------------------------------------------------ drawing
+    @property
+    def graph(self) -> ir.Graph | None:
+        """The graph currently drawn (never mutated by the workbench)."""
+        return self._view_graph
+
+    @property
+    def view(self) -> GraphView | None:
+        """What is currently drawn."""
+        return self._view
+
+    @property
+    def svg(self) -> str:
+        """The current drawing as SVG text."""
+        return self._view_svg
+
+    def _layout(self, view: GraphView) -> str:
+        dot = view_to_dot(view)
+        if dot in self.layout_cache:
+            return self.layout_cache.svg(dot)
+        with self._progress(f"laying out {len(view.nodes)} nodes"):
+            return self.layout_cache.svg(dot)
+
+    def _make_view(self, graph: ir.Graph, seeds: Iterable[int] | None) -> GraphView:
+        if len(graph) <= self.threshold:
+            return build_view(graph)
+        seeds = [s for s in (seeds or []) if graph.has_node_id(s)]
+        if not seeds:
+            # nothing selected yet: the head of the graph in topological order
+            ids = {n.id for n in graph.nodes()[: self.max_focus_nodes]}
+        else:
+            ids = k_hop(graph, seeds[: self.max_focus_seeds], k=self.hops, max_nodes=self.max_focus_nodes)
+        return build_view(graph, node_ids=ids)
+
+    def _draw(self, label: str, seeds: Iterable[int] | None = None) -> None:
+        graph = self._graphs[label]
+        start = time.perf_counter()
+        view = self._make_view(graph, seeds)
+        svg = self._layout(view)
+        self._view, self._view_graph, self._view_svg = view, graph, svg
+        gz = compress_svg(svg)
+        if gz != self.svg_gz:
+            self.svg_gz = gz
+        self.view_info = {"snapshot": label, "drawn": len(view.nodes), "total": len(graph),
+                          "focused": view.focused, "bytes": len(gz)}
+        self.timings["draw"] = time.perf_counter() - start
+        if self.snapshot != label:
+            with self.hold_trait_notifications():
+                self._suppress_snapshot = True
+                self.snapshot = label
+                self._suppress_snapshot = False
+
+    _suppress_snapshot = False
+
+    def _show_snapshot(self, label: str, seeds: Iterable[int] | None = None) -> None:
+        if label not in self._graphs:
+            raise KeyError(f"no snapshot {label!r}; known: {', '.join(self._graphs)}")
+        self._draw(label, seeds)
+
+    def _on_snapshot(self, change: dict) -> None:
+        if self._suppress_snapshot or change["new"] not in self._graphs:
+            return
+        seeds = [self.selected_node] if self.selected_node >= 0 else None
+        self._draw(change["new"], seeds)
+        self._refresh_highlight()
+
+    def show_snapshot(self, label: str) -> None:
+        """Draw the snapshot ``label`` (one of :attr:`snapshots`), keeping the selected pass highlighted."""
+        self.snapshot = label
+
+    # ------------------------------------------------------------------------------------------ passes
+    def pass_rows(self, pass_name: str) -> list[CandidateRow]:
+        """Ledger rows of ``pass_name`` (lints included), in ledger order."""
+        return [r for r in self._rows if r.pass_name == pass_name]
+
+    @property
+    def rows(self) -> list[CandidateRow]:
+        """Every ledger row."""
+        return list(self._rows)
+
+    def select_pass(self, name: str) -> None:
+        """Highlight the candidates of pass ``name`` (same as clicking it).
+
+        Raises:
+            KeyError: no pass of that name is in the ledger or the pass list.
+        """
+        names = {p["name"] for s in self.stages for p in s["passes"]}
+        if name not in names:
+            raise KeyError(f"no pass {name!r} in this run; passes: {', '.join(sorted(names)) or '(none)'}")
+        if self.selected_pass == name:
+            self._apply_pass(name)
+        else:
+            self.selected_pass = name
+
+    def _on_selected_pass(self, change: dict) -> None:
+        if change["new"]:
+            self._apply_pass(change["new"])
+        else:
+            self.candidates = []
+            self.highlight = {}
+
+    def _snapshot_for(self, ids: set[int]) -> str:
+        """The earliest snapshot holding the most of ``ids`` (where a pass's candidates live)."""
+        best, best_count = self.snapshot or self._default_snapshot(), -1
+        for label, graph in self._graphs.items():
+            count = sum(1 for i in ids if graph.has_node_id(i))
+            if count > best_count:
+                best, best_count = label, count
+        return best
+
+    def _apply_pass(self, name: str) -> None:
+        start = time.perf_counter()
+        rows = self.pass_rows(name)
+        ids = {i for r in rows for i in r.target_ids}
+        label = self._snapshot_for(ids) if ids else (self.snapshot or self._default_snapshot())
+        graph = self._graphs[label]
+        need_focus = len(graph) > self.threshold
+        if label != self.snapshot or self._view is None or (need_focus and ids and not ids & self._view.node_ids):
+            self._draw(label, ids)
+        self.candidates = [r.to_row() for r in rows]
+        if self.selected_candidate >= 0 and self.selected_candidate not in {r.index for r in rows}:
+            self.selected_candidate = -1
+        self._refresh_highlight()
+        self.timings["select_pass"] = time.perf_counter() - start
+
+    def _pass_highlight(self) -> dict[int, str]:
+        """node id -> status CSS class for the selected pass (precedence by :data:`STATUS_PRECEDENCE`)."""
+        rank = {s: i for i, s in enumerate(STATUS_PRECEDENCE)}
+        best: dict[int, str] = {}
+        for r in self.pass_rows(self.selected_pass) if self.selected_pass else []:
+            for nid in r.target_ids:
+                cur = best.get(nid)
+                if cur is None or rank.get(r.status, 99) < rank.get(cur, 99):
+                    best[nid] = r.status
+        return {nid: "gb_st_" + STATUS_CLASS.get(st, "other") for nid, st in best.items()}
+
+    def _refresh_highlight(self, extra: dict[int, str] | None = None) -> None:
+        """Recompute the ``element id -> classes`` map from the selections. O(candidates of the pass)."""
+        if self._view is None:
+            return
+        by_node: dict[int, list[str]] = {}
+        for nid, cls in self._pass_highlight().items():
+            by_node.setdefault(nid, []).append(cls)
+        if 0 <= self.selected_candidate < len(self._rows):
+            sel = self._rows[self.selected_candidate]
+            for nid in sel.target_ids:
+                by_node.setdefault(nid, []).append("gb_sel")
+            key = {"STRUCTURAL_MISMATCH": "target_node_id", "BOUNDARY_VIOLATION": "escaping_node_id"}.get(sel.status)
+            diverged = sel.detail.get(key) if key else None
+            if isinstance(diverged, int):
+                by_node.setdefault(diverged, []).append("gb_diverge")
+        for nid, cls in (extra or {}).items():
+            by_node.setdefault(nid, []).append(cls)
+        for nid, cls in self._sticky.items():
+            by_node.setdefault(nid, []).append(cls)
+        out: dict[str, str] = {}
+        for nid, classes in by_node.items():
+            el = self._view.element_of.get(nid)
+            if el is None:
+                continue
+            merged = out.get(el, "").split() + classes
+            out[el] = " ".join(dict.fromkeys(c for c in merged if c))
+        self.highlight = out
+
+    # ------------------------------------------------------------------------------------------ candidates
+    def select_candidate(self, index: int) -> None:
+        """Select ledger row ``index``: mark its nodes, fill the details panel, draw its pattern beside."""
+        if not 0 <= index < len(self._rows):
+            raise IndexError(f"no candidate #{index}; the ledger has {len(self._rows)} records")
+        if self.selected_candidate == index:
+            self._apply_candidate(index)
+        else:
+            self.selected_candidate = index
+
+    def _on_selected_candidate(self, change: dict) -> None:
+        index = change["new"]
+        if index < 0 or index >= len(self._rows):
+            self.side_svg_gz = b""
+            self._refresh_highlight()
+            return
+        self._apply_candidate(index)
+
+    def _apply_candidate(self, index: int) -> None:
+        row = self._rows[index]
+        if row.pass_name != self.selected_pass:
+            self.selected_pass = row.pass_name
+        ids = set(row.target_ids)
+        if self._view is not None and ids and not ids <= self._view.node_ids and self._view.focused:
+            self._draw(self._snapshot_for(ids), ids)
+        self._refresh_highlight()
+        self.details_html = self._candidate_html(row)
+        if self.diff_mode.startswith("candidate"):
+            self._apply_diff()
+        else:
+            self._draw_pattern(row)
+
+    def _candidate_html(self, row: CandidateRow) -> str:
+        e = html.escape
+        parts = [f"<h4>candidate #{row.index} <span class='gb-chip {row.css}'>{e(row.status.lower())}</span></h4>",
+                 "<table>"]
+        items = [("pass", row.pass_name), ("stage", row.stage), ("pattern", row.pattern_name),
+                 ("reason", row.reason), ("targets", ", ".join(row.target_names)),
+                 ("captures", ", ".join(row.captures)), ("meet_requirements", row.meet_result),
+                 ("exception", row.exception), ("pattern source", row.pattern_source),
+                 ("hook source", row.hook_source)]
+        if row.removed_ids or row.added_ids:
+            items.append(("rewrite", f"removed {len(row.removed_ids)}, added {len(row.added_ids)} nodes"))
+        if row.max_abs_error is not None:
+            items.append(("verify", f"max abs err {row.max_abs_error:.3g}, max rel err {row.max_rel_error or 0:.3g}"))
+        for k, v in items:
+            if v:
+                cls = " class='gb-exc'" if k == "exception" else ""
+                parts.append(f"<tr><td><b>{e(k)}</b></td><td{cls}>{e(str(v))}</td></tr>")
+        parts.append("</table>")
+        clauses = row.detail.get("clauses") or row.detail.get("meet_requirements_clauses")
+        if clauses:
+            parts.append("<b>clauses</b><pre>" + e(json.dumps(clauses, indent=1, default=str)) + "</pre>")
+        other = {k: v for k, v in row.detail.items() if k not in ("clauses", "meet_requirements_clauses")}
+        if other:
+            parts.append("<details><summary>detail</summary><pre>"
+                         + e(json.dumps(other, indent=1, default=str)[:4000]) + "</pre></details>")
+        for nid in row.target_ids[:1]:
+            parts.append(f"<a href='#' data-goto='n{nid}'>show in graph</a>")
+        return "".join(parts)
+
+    def _pattern_graph(self, row: CandidateRow) -> ir.Graph | None:
+        """The pattern graph of a candidate, if the record or the run can give it."""
+        rec = row.record
+        for attr in ("pattern_graph", "pattern"):
+            value = getattr(rec, attr, None) if not isinstance(rec, dict) else rec.get(attr)
+            g = getattr(value, "graph", value)
+            with contextlib.suppress(TypeError):
+                if g is not None:
+                    return as_ir_graph(g)
+        text = row.detail.get("pattern_text")
+        if isinstance(text, str):
+            with contextlib.suppress(Exception):
+                return ir.parse_text(text)
+        finder = getattr(self.run, "pattern_graph", None)
+        if callable(finder):
+            with contextlib.suppress(Exception):
+                g = finder(row.pass_name, row.pattern_name)
+                if g is not None:
+                    return as_ir_graph(getattr(g, "graph", g))
+        key = (row.pass_name, row.pattern_name)
+        if key not in self._patterns:
+            self._patterns[key] = self._rebuild_pattern(*key)
+        return self._patterns[key]
+
+    def _rebuild_pattern(self, pass_name: str, pattern_name: str) -> ir.Graph | None:
+        """Ask the pass class for its patterns again (as the runtime does) and pick ``pattern_name``.
+
+        Pattern definitions are side-effect free in GE's API, so calling them again is safe; any
+        failure just means no pattern drawing.
+        """
+        desc = next((d for d in getattr(self.run, "passes", None) or [] if getattr(d, "pass_name", None) == pass_name),
+                    None)
+        if desc is None or getattr(desc, "cls", None) is None:
+            return None
+        try:
+            from gebench.ge.passes import _bridge
+
+            for pat in _bridge.patterns_of(desc.cls()):
+                graph = getattr(pat, "_ir", None)
+                if isinstance(graph, ir.Graph) and graph.name == pattern_name:
+                    return graph
+        except Exception:  # noqa: BLE001 - a pass that cannot rebuild its pattern just gets no drawing
+            _log.debug("could not rebuild pattern %s of %s", pattern_name, pass_name, exc_info=True)
+        return None
+
+    def _draw_pattern(self, row: CandidateRow) -> None:
+        """Draw the candidate's pattern beside the graph with bound nodes and the divergence marked."""
+        pattern = self._pattern_graph(row)
+        if pattern is None:
+            self.side_svg_gz = b""
+            self.side_title = ""
+            return
+        view = build_view(pattern, fold_consts=False)
+        svg = self._layout(view)
+        bindings = row.detail.get("bindings") or {}
+        diverged = row.detail.get("pattern_node_id")
+        if diverged is None:
+            diverged = row.detail.get("pattern_node")
+        hl: dict[str, str] = {}
+        if row.status != "STRUCTURAL_MISMATCH" and not bindings:
+            # a full structural match binds every operator of the pattern
+            bindings = {n.id: None for n in pattern.nodes() if n.op_type not in ("Data", "NetOutput")}
+        for key in bindings:
+            pid = self._pattern_node_id(pattern, key)
+            if pid is not None:
+                hl[f"n{pid}"] = "gb_bound"
+        if diverged is not None:
+            pid = self._pattern_node_id(pattern, diverged)
+            if pid is not None:
+                hl[f"n{pid}"] = "gb_diverge"
+        self.side_title = f"pattern {row.pattern_name}" + (" (near-miss)" if row.status == "STRUCTURAL_MISMATCH" else "")
+        self.side_svg_gz = compress_svg(svg)
+        self.side_highlight = hl
+
+    @staticmethod
+    def _pattern_node_id(pattern: ir.Graph, key: Any) -> int | None:
+        if isinstance(key, int) and pattern.has_node_id(key):
+            return key
+        if isinstance(key, str):
+            if key.isdigit() and pattern.has_node_id(int(key)):
+                return int(key)
+            node = pattern.find(key)
+            return node.id if node is not None else None
+        return None
+
+    # ------------------------------------------------------------------------------------------ nodes
+    def select_node(self, node: int | str) -> None:
+        """Show the attrs and tensor descs of ``node`` (id or name) of the drawn graph."""
+        graph = self._view_graph
+        if graph is None:
+            raise LookupError("nothing is drawn yet")
+        nid = node if isinstance(node, int) else graph.node_by_name(node).id
+        if self._view is not None and nid not in self._view.node_ids and graph.has_node_id(nid):
+            self._draw(self.snapshot, [nid])
+        if self.selected_node == nid:
+            self._apply_node(nid)
+        else:
+            self.selected_node = nid
+
+    def _on_selected_node(self, change: dict) -> None:
+        if change["new"] >= 0:
+            self._apply_node(change["new"])
+
+    def _apply_node(self, nid: int) -> None:
+        graph = self._view_graph
+        if graph is None or not graph.has_node_id(nid):
+            self.details_html = f"<i>node #{nid} is not in snapshot {html.escape(self.snapshot)}</i>"
+            return
+        self.details_html = self._node_html(graph, graph.node(nid))
+
+    def _node_html(self, graph: ir.Graph, node: ir.Node) -> str:
+        e = html.escape
+        parts = [f"<h4 class='gb-node-title'>{e(node.op_type)} <code>{e(node.name)}</code></h4>",
+                 f"<div>id #{node.id}" + (f", created by <b>{e(node.provenance)}</b>" if node.provenance else "") + "</div>"]
+        parts.append("<b>inputs</b><table>")
+        for port, (desc, prod) in enumerate(zip(node.inputs, graph.producers(node), strict=True)):
+            src = f"{prod[0].name}:{prod[1]}" if prod else "(unfed)"
+            aname = node.input_names[port] or str(port)
+            parts.append(f"<tr><td>{e(aname)}</td><td>{e(_desc_text(desc))}</td><td>&larr; {e(src)}</td></tr>")
+        parts.append("</table><b>outputs</b><table>")
+        for port, desc in enumerate(node.outputs):
+            aname = node.output_names[port] or str(port)
+            uses = ", ".join(f"{c.name}:{p}" for c, p in graph.uses(node, port))
+            parts.append(f"<tr><td>{e(aname)}</td><td>{e(_desc_text(desc))}</td><td>&rarr; {e(uses)}</td></tr>")
+        parts.append("</table><b>attrs</b><table class='gb-attrs'>")
+        for k, v in node.attrs.items():
+            parts.append(f"<tr><td>{e(k)}</td><td>{e(_fmt_attr(v))}</td></tr>")
+        parts.append("</table>")
+        if self.run is not None:
+            parts.append(f"<button class='gb-btn gb-why' data-action='explain' data-node='{node.id}'>"
+                         "why not here?</button>")
+            if node.id in self._explain_cache:
+                parts.append(self._explain_html(self._explain_cache[node.id]))
+        return "".join(parts)
+
+    def why_not(self, node: int | str) -> Any:
+        """Ask the run which passes considered ``node`` and why each fired or not (``Run.explain``).
+
+        The answer is shown in the details panel and returned.
+
+        Raises:
+            LookupError: there is no run (the workbench was opened without passes).
+        """
+        if self.run is None or not hasattr(self.run, "explain"):
+            raise LookupError("no compile run to ask; open the workbench with passes=...")
+        graph = self._view_graph
+        nid = node if isinstance(node, int) else graph.node_by_name(node).id
+        target: Any = graph.node(nid).name if graph is not None and graph.has_node_id(nid) else nid
+        try:
+            answer = self.run.explain(target)
+            text_fn = getattr(self.run, "explain_text", None)
+            shown = text_fn(target) if callable(text_fn) else answer
+        except Exception as exc:  # the answer is shown to the user, whatever it is
+            answer = shown = f"explain failed: {type(exc).__name__}: {exc}"
+        self._explain_cache[nid] = shown
+        self.selected_node = nid
+        self._apply_node(nid)
+        return answer
+
+    def _explain_html(self, answer: Any) -> str:
+        e = html.escape
+        if isinstance(answer, str):
+            return f"<div class='gb-explain'><b>why / why not</b><pre>{e(answer)}</pre></div>"
+        if isinstance(answer, (list, tuple)) and answer and not isinstance(answer[0], (str, dict)):
+            rows = candidate_rows(list(answer))
+            lines = [f"{r.pass_name}: {r.status.lower()} \u2014 {r.reason}" for r in rows]
+            return "<div class='gb-explain'><b>why / why not</b><pre>" + e("\n".join(lines)) + "</pre></div>"
+        text = answer if isinstance(answer, str) else json.dumps(answer, indent=1, default=str)
+        for attr in ("text", "summary"):
+            if hasattr(answer, attr):
+                value = getattr(answer, attr)
+                text = value() if callable(value) else value
+                break
+        return f"<div class='gb-explain'><b>why / why not</b><pre>{e(str(text))}</pre></div>"
+
+    # ------------------------------------------------------------------------------------------ search
+    def _on_search(self, change: dict) -> None:
+        self.find(change["new"])
+
+    def find(self, query: str) -> list[ir.Node]:
+        """Search the current snapshot by name or op type; focus (large graphs) and mark the hits."""
+        label = self.snapshot or self._default_snapshot()
+        graph = self._graphs.get(label)
+        if graph is None or not query.strip():
+            return []
+        hits = search_nodes(graph, query)
+        ids = [n.id for n in hits]
+        if ids and self._view is not None and not set(ids) & self._view.node_ids:
+            self._draw(label, ids)
+        self._sticky = {nid: "gb_clicked" for nid in ids}
+        self._refresh_highlight()
+        self.status_text = f"{len(hits)} match{'es' if len(hits) != 1 else ''} for {query!r}"
+        if len(hits) == 1:
+            self.select_node(hits[0].id)
+        return hits
+
+    # ------------------------------------------------------------------------------------------ diffs
+    def _on_diff_mode(self, change: dict) -> None:
+        self._apply_diff()
+
+    def show_diff(self, kind: str = "pass", layout: str = "side") -> GraphDiff:
+        """Show a before/after diff and return it.
+
+        Args:
+            kind: ``"pass"`` (the selected pass's rewrites), ``"candidate"`` (the selected rewrite) or
+                ``"stage"`` (the current snapshot against the next one).
+            layout: ``"side"`` (before in the main pane, after beside it) or ``"overlay"`` (one drawing
+                of both, removed / added / changed nodes coloured).
+
+        Raises:
+            ValueError: unknown kind or layout, or nothing selected to diff.
+        """
+        if kind not in ("pass", "candidate", "stage") or layout not in ("side", "overlay"):
+            raise ValueError(f"diff kind must be pass/candidate/stage and layout side/overlay, got {kind!r}/{layout!r}")
+        mode = f"{kind}:{layout}"
+        if self.diff_mode == mode:
+            return self._apply_diff()
+        self.diff_mode = mode
+        return self._last_diff
+
+    def _diff_pair(self, kind: str) -> tuple[str, str, GraphDiff]:
+        labels = list(self._graphs)
+        if kind == "stage":
+            before = self.snapshot or labels[0]
+            i = labels.index(before)
+            after = labels[min(i + 1, len(labels) - 1)]
+            return before, after, diff_graphs(self._graphs[before], self._graphs[after])
+        if kind == "candidate":
+            if self.selected_candidate < 0:
+                raise ValueError("select a candidate first (a rewrite diff needs one)")
+            rows = [self._rows[self.selected_candidate]]
+        else:
+            if not self.selected_pass:
+                raise ValueError("select a pass first (a pass diff needs one)")
+            rows = [r for r in self.pass_rows(self.selected_pass) if r.status == "REPLACED"]
+        removed = list(dict.fromkeys(i for r in rows for i in r.removed_ids))
+        added = list(dict.fromkeys(i for r in rows for i in r.added_ids))
+        ids = set(removed) | {i for r in rows for i in r.target_ids}
+        before = self._snapshot_for(ids) if ids else (self.snapshot or labels[0])
+        after = labels[-1]
+        for label in labels[labels.index(before) + 1:]:
+            if added and all(self._graphs[label].has_node_id(a) for a in added):
+                after = label
+                break
+        b_graph, a_graph = self._graphs[before], self._graphs[after]
+        changed = {}
+        full = diff_graphs(b_graph, a_graph)
+        near = set(k_hop(a_graph, [a for a in added if a_graph.has_node_id(a)], k=1, max_nodes=10_000))
+        for nid, why in full.changed.items():
+            if nid in near:
+                changed[nid] = why
+        return before, after, GraphDiff(removed=removed, added=added, changed=changed)
+
+    def _apply_diff(self) -> GraphDiff:
+        mode = self.diff_mode
+        if not mode:
+            self._sticky = {}
+            self.side_svg_gz = b""
+            self.side_title = ""
+            if self.snapshot in self._graphs:
+                self._refresh_highlight()
+            return GraphDiff()
+        kind, layout = mode.split(":")
+        try:
+            before, after, diff = self._diff_pair(kind)
+        except ValueError as exc:
+            self.status_text = str(exc)
+            return GraphDiff()
+        self._last_diff = diff
+        b_graph, a_graph = self._graphs[before], self._graphs[after]
+        focus_ids = set(diff.removed) | set(diff.added) | set(diff.changed)
+        big = max(len(b_graph), len(a_graph)) > self.threshold
+        if layout == "overlay":
+            ids_b = k_hop(b_graph, focus_ids, k=self.hops, max_nodes=self.max_focus_nodes) if big else None
+            ids_a = k_hop(a_graph, focus_ids, k=self.hops, max_nodes=self.max_focus_nodes) if big else None
+            fold = None if not big else True
+            view = _merge_views(build_view(b_graph, node_ids=ids_b, fold_consts=fold),
+                                build_view(a_graph, node_ids=ids_a, fold_consts=fold))
+            svg = self._layout(view)
+            self._view, self._view_graph, self._view_svg = view, a_graph, svg
+            self.svg_gz = compress_svg(svg)
+            self.view_info = {"snapshot": f"{before} \u2192 {after}", "drawn": len(view.nodes),
+                              "total": len(a_graph), "focused": view.focused, "bytes": len(self.svg_gz)}
+            self.side_svg_gz = b""
+            self.side_title = ""
+        else:
+            self._draw(before, focus_ids)
+            a_view = self._make_view(a_graph, focus_ids)
+            a_svg = self._layout(a_view)
+            self.side_title = f"after: {after}"
+            self.side_svg_gz = compress_svg(a_svg)
+            side = {a_view.element_of[n]: "gb_diff_added" for n in diff.added if n in a_view.element_of}
+            side.update({a_view.element_of[n]: "gb_diff_changed" for n in diff.changed if n in a_view.element_of})
+            self.side_highlight = side
+        sticky = {n: "gb_diff_removed" for n in diff.removed}
+        sticky.update({n: "gb_diff_changed" for n in diff.changed})
+        if layout == "overlay":
+            sticky.update({n: "gb_diff_added" for n in diff.added})
+        self._sticky = sticky
+        self._refresh_highlight()
+        self.status_text = f"{kind} diff {before} \u2192 {after}: {diff.summary()}"
+        return diff
+
+    # ------------------------------------------------------------------------------------------ run / reload
+    def _sites(self) -> set[tuple[str, tuple[str, ...]]]:
+        return {(r.pass_name, tuple(sorted(r.target_names))) for r in self._rows if r.status == "REPLACED"}
+
+    def rerun(self, *, already_reloaded: Any = None) -> list[dict[str, Any]]:
+        """Reload changed pass files, run the passes again, and report match sites gained and lost.
+
+        Returns:
+            ``[{"pass": name, "gained": [[node names]...], "lost": [...]}, ...]`` for passes whose
+            replaced sites changed (also set as ``reload_report`` and shown in the pass list).
+
+        Raises:
+            LookupError: the workbench was opened on a finished run or without passes.
+        """
+        if self._passes is None:
+            raise LookupError("this workbench has no passes to run; open it with passes=...")
+        old = self._sites()
+        if already_reloaded is not None:
+            self.last_reload = already_reloaded
+            self._patterns.clear()
+            changed = [Path(f).name for f in already_reloaded.reloaded_files]
+        else:
+            changed = self._reload_pass_files()
+        self._compile()
+        new = self._sites()
+        report: dict[str, dict[str, Any]] = {}
+        for name, site in sorted(new - old):
+            report.setdefault(name, {"pass": name, "gained": [], "lost": []})["gained"].append(list(site))
+        for name, site in sorted(old - new):
+            report.setdefault(name, {"pass": name, "gained": [], "lost": []})["lost"].append(list(site))
+        self.reload_report = list(report.values())
+        gained = {n for r in report.values() for s in r["gained"] for n in s}
+        lost = {n for r in report.values() for s in r["lost"] for n in s}
+        graph = self._view_graph
+        sticky: dict[int, str] = {}
+        if graph is not None:
+            for name in gained | lost:
+                node = graph.find(name)
+                if node is not None:
+                    sticky[node.id] = "gb_gained" if name in gained else "gb_lost"
+        self._sticky = sticky
+        self._refresh_highlight()
+        n_gained = sum(len(r["gained"]) for r in report.values())
+        n_lost = sum(len(r["lost"]) for r in report.values())
+        files = f"reloaded {', '.join(changed)}; " if changed else ""
+        errors = getattr(self.last_reload, "errors", None) or []
+        if errors:
+            files += "kept the last good version of " + "; ".join(str(e) for e in errors) + "; "
+        self.status_text = f"{files}{n_gained} site(s) gained, {n_lost} lost"
+        return self.reload_report
+
+    @staticmethod
+    def _is_pass_objects(passes: Any) -> bool:
+        """True when ``passes`` lists classes/descriptors rather than files (nothing to reload)."""
+        if passes is None or isinstance(passes, (str, Path)):
+            return False
+        if hasattr(passes, "reload"):
+            return False
+        return any(not isinstance(p, (str, Path)) for p in passes)
+
+    def _reload_pass_files(self) -> list[str]:
+        """Re-import changed pass files (the engine's hot reload); returns the re-executed files.
+
+        A file whose new version fails to import keeps its last good version; the error is shown in
+        the status line and kept in ``last_reload``.
+        """
+        self.last_reload = None
+        if self._pass_set is None:
+            return []
+        report = self._pass_set.reload()
+        self.last_reload = report
+        self._patterns.clear()
+        return [Path(f).name for f in report.reloaded_files]
+
+    last_reload: Any = None
+
+    def watch(self, *, debounce_ms: int = 200) -> None:
+        """Re-run the passes whenever a pass file is saved (a background watcher; :meth:`unwatch` stops it).
+
+        Raises:
+            LookupError: the passes are not files.
+        """
+        if self._pass_set is None:
+            raise LookupError("hot reload needs pass files or directories (passes=[...paths])")
+        if self._watcher is not None:
+            return
+
+        def on_change(report: Any) -> None:
+            if report:
+                self.rerun(already_reloaded=report)
+
+        self._watcher = self._pass_set.watch(on_change, debounce_ms=debounce_ms)
+
+    def unwatch(self) -> None:
+        """Stop the watcher started by :meth:`watch`."""
+        if self._watcher is not None:
+            self._watcher.stop()
+            self._watcher = None
+
+    def verify(self) -> Any:
+        """Run the numerical equivalence check of each rewrite (``Run.verify``) and show the max errors as
+        badges in the candidate table; returns the run's verify report."""
+        if self.run is None or not hasattr(self.run, "verify"):
+            raise LookupError("this run cannot verify (no Run.verify); install the reference executor")
+        with self._progress("verifying rewrites"):
+            report = self.run.verify()
+        self.last_verify = report
+        self._rows = candidate_rows(self.run.ledger)
+        if self.selected_pass:
+            self.candidates = [r.to_row() for r in self.pass_rows(self.selected_pass)]
+        rows = [r.to_row() for r in self._rows if r.max_abs_error is not None]
+        flagged = [r for r in rows if not r["verify"]["ok"]]
+        self.status_text = f"verified {len(rows)} rewrite(s); {len(flagged)} change results"
+        return report
+
+    last_verify: Any = None
+
+    # ------------------------------------------------------------------------------------------ exports
+    def export_svg(self, path: str | Path | None = None) -> Path:
+        """Write the current drawing as SVG (standalone: styles for the highlights included)."""
+        path = Path(path) if path is not None else self.export_dir / f"{self.snapshot or 'graph'}.svg"
+        path.parent.mkdir(parents=True, exist_ok=True)
+        svg = self._view_svg
+        style = "<style>" + "\n".join(line for line in CSS.splitlines() if line.startswith("g.")) + "</style>"
+        for el, cls in self.highlight.items():
+            svg = svg.replace(f'id="{el}" class="', f'id="{el}" class="{cls} ', 1)
+        svg = svg.replace("<g id=\"gb_graph\"", style + "<g id=\"gb_graph\"", 1)
+        path.write_text(svg)
+        self.status_text = f"wrote {path}"
+        return path
+
+    def export_report(self, path: str | Path | None = None) -> Path:
+        """Write ``Run.report()`` as JSON."""
+        if self.run is None:
+            raise LookupError("no run to report; open the workbench with passes=...")
+        path = Path(path) if path is not None else self.export_dir / "report.json"
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(json.dumps(self.run.report(), indent=1, default=str))
+        self.status_text = f"wrote {path}"
+        return path
+
+    def export_dumps(self, directory: str | Path | None = None) -> list[Path]:
+        """Write every snapshot as GE dumps (``ge_proto_*.txt`` / ``ge_onnx_*.pbtxt``, GE's file names).
+
+        Raises:
+            LookupError: there is no run.
+        """
+        if self.run is None:
+            raise LookupError("no run to dump; open the workbench with passes=...")
+        from gebench.api import write_dumps
+
+        directory = Path(directory) if directory is not None else self.export_dir / "dumps"
+        with self._progress("writing GE dumps"):
+            paths = [Path(p) for p in write_dumps(self.run, directory)]
+        self.status_text = f"wrote {len(paths)} dump file(s) to {directory}"
+        return paths
+
+    # ------------------------------------------------------------------------------------------ messages
+    def _on_message(self, _widget: Any, content: dict, _buffers: Any) -> None:
+        action = content.get("action") if isinstance(content, dict) else None
+        handlers = {
+            "run": self.rerun,
+            "verify": self.verify,
+            "export_svg": self.export_svg,
+            "export_report": self.export_report,
+            "export_dumps": self.export_dumps,
+            "explain": lambda: self.why_not(int(content.get("node", self.selected_node))),
+            "select_pass": lambda: self.select_pass(str(content.get("name", self.selected_pass))),
+            "select_candidate": lambda: self.select_candidate(int(content.get("index", self.selected_candidate))),
+            "select_node": lambda: self.select_node(int(content.get("node", self.selected_node))),
+        }
+        fn = handlers.get(action)
+        if fn is None:
+            _log.debug("workbench: ignoring message %r", content)
+            return
+        try:
+            fn()
+        except Exception as exc:  # shown in the status line: the user clicked a button
+            _log.debug("workbench action %s failed", action, exc_info=True)
+            self.status_text = f"{action}: {type(exc).__name__}: {exc}"
+
+    def __repr__(self) -> str:
+        status = f", run {getattr(self.run, 'status', '?')}" if self.run is not None else ""
+        n = len(self._view_graph) if self._view_graph is not None else 0
+        return f"<Workbench {self.title or 'graph'!r}: {n} nodes{status}, {len(self._rows)} ledger records>"
+
+    def bytes_per_node(self) -> float:
+        """Bytes of the current drawing sent to the front end, per drawn node."""
+        n = len(self._view.nodes) if self._view is not None else 0
+        return len(self.svg_gz) / n if n else 0.0

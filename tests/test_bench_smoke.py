@@ -1,0 +1,96 @@
+"""The speed benchmarks in bench/ run end to end at a tiny size and print their ratio lines.
+
+Not a timing test: it proves the benchmark code works (same rewrite count on both sides, ratio lines present,
+the ledger switch restored) so the full-size numbers can be trusted to come from working code.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import re
+import sys
+from pathlib import Path
+from types import ModuleType
+
+import onnx
+import pytest
+
+BENCH = Path(__file__).resolve().parents[1] / "bench"
+
+
+def _load(name: str) -> ModuleType:
+    if name in sys.modules:
+        return sys.modules[name]
+    spec = importlib.util.spec_from_file_location(name, BENCH / f"{name}.py")
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[name] = module
+    spec.loader.exec_module(module)
+    return module
+
+
+@pytest.fixture(scope="module")
+def synthetic() -> ModuleType:
+    if str(BENCH) not in sys.path:
+        sys.path.insert(0, str(BENCH))
+    return _load("_synthetic")
+
+
+def test_synthetic_model_has_exact_size_and_is_deterministic(synthetic):
+    a = synthetic.transformer_onnx(237)
+    b = synthetic.transformer_onnx(237)
+    assert len(a.model.graph.node) == a.onnx_nodes == 237
+    assert a.model.SerializeToString() == b.model.SerializeToString()
+    onnx.checker.check_model(a.model, full_check=True)
+    ops = [n.op_type for n in a.model.graph.node]
+    assert a.layers == 4 and a.matmul_add_sites == 24
+    for op in ("MatMul", "Add", "Softmax", "Reshape", "Transpose", "ReduceMean", "Erf", "Relu"):
+        assert op in ops, op
+    consumers: dict[str, list[onnx.NodeProto]] = {}
+    for n in a.model.graph.node:
+        for name in n.input:
+            consumers.setdefault(name, []).append(n)
+    sites = sum(1 for n in a.model.graph.node if n.op_type == "MatMul"
+                and [c.op_type for c in consumers[n.output[0]]] == ["Add"]
+                and consumers[n.output[0]][0].input[0] == n.output[0])
+    assert sites == a.matmul_add_sites
+
+
+def test_synthetic_model_refuses_a_size_below_one_layer(synthetic):
+    with pytest.raises(ValueError, match="at least 50"):
+        synthetic.transformer_onnx(10)
+
+
+def test_synthetic_ir_uses_ge_op_types(synthetic):
+    synth, graph = synthetic.transformer_ir(120)
+    counts: dict[str, int] = {}
+    for node in graph.nodes():
+        counts[node.op_type] = counts.get(node.op_type, 0) + 1
+    assert "MatMul" not in counts
+    assert counts["BatchMatMulV2"] == sum(1 for n in synth.model.graph.node if n.op_type == "MatMul")
+    assert counts["Const"] >= len(synth.model.graph.initializer)
+
+
+def test_bench_fusion_main_prints_equal_rewrites_and_ratios(synthetic, capsys):
+    bench = _load("bench_fusion")
+    original_add = bench.runtime._Recorder.add
+    assert bench.main(["--sizes", "120", "--repeat", "1"]) == 0
+    text = capsys.readouterr().out
+    assert "pass application only" in text
+    m = re.search(r"rewrites: gebench (\d+) \(record_all=False (\d+), ledger off (\d+), with snapshots (\d+)\), "
+                  r"onnxscript (\d+), expected (\d+): equal", text)
+    assert m is not None, text
+    assert len(set(m.groups())) == 1 and int(m.group(1)) == 12
+    assert re.search(r"ratio gebench/onnxscript = \d+\.\d\d cpu, \d+\.\d\d wall", text), text
+    assert re.search(r"ratio ledger/no-ledger = \d+\.\d\d cpu, \d+\.\d\d wall", text), text
+    assert bench.runtime._Recorder.add is original_add
+
+
+def test_bench_io_main_prints_time_and_memory_ratios(synthetic, capsys):
+    bench = _load("bench_io")
+    assert bench.main(["--size", "120", "--repeat", "1", "--no-trace"]) == 0
+    text = capsys.readouterr().out
+    assert re.search(r"gebench IR \d+ nodes; ge_proto dump [\d.]+ MB \(ge_proto_00000000_graph_0_PreRunBegin\.txt\)",
+                     text), text
+    assert re.search(r"ratio gebench/onnx time = [\d.]+ wall, [\d.]+ cpu", text), text
+    assert re.search(r"ratio gebench/onnx peak memory = [\d.]+ \(peak RSS\)", text), text

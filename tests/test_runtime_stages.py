@@ -1,0 +1,237 @@
+"""Stage runtime: GE's stage order, pass order, instances, contexts, subgraphs, inference, snapshots, API."""
+
+from __future__ import annotations
+
+import json
+import sys
+import textwrap
+
+import pytest
+
+import gebench
+from gebench import ir
+
+ORDER_PASSES = """
+from ge.passes import FusionBasePass, PassStage, register_fusion_pass
+
+CALLS = []
+
+
+class Recorder(FusionBasePass):
+    def run(self, graph, context):
+        nodes = {n.name: n for n in graph.get_direct_nodes()}
+        shape = nodes["input_0"].get_output_desc(0).get_shape() if "input_0" in nodes else None
+        relu_shape = [n.get_output_desc(0).get_shape() for n in nodes.values() if n.type == "Relu"]
+        CALLS.append((context.get_pass_name(), graph.name, id(self), id(context), context.get_error_message(),
+                      list(relu_shape[0]) if relu_shape else None))
+        context.set_error_message("set by " + context.get_pass_name())
+        return True
+
+
+def make(name, stage):
+    cls = type(name, (Recorder,), {})
+    return register_fusion_pass(name=name, stage=stage)(cls)
+
+
+make("b_second", PassStage.BEFORE_INFER_SHAPE)
+make("B_first", PassStage.BEFORE_INFER_SHAPE)      # upper case sorts first (byte order)
+make("a_after", PassStage.AFTER_INFER_SHAPE)
+make("z_builtin", PassStage.AFTER_BUILTIN_FUSION_PASS)
+make("y_origin", PassStage.AFTER_ORIGIN_GRAPH_OPTIMIZE)
+"""
+
+
+def module_of(run):
+    return sys.modules[run.passes[0].module_name]
+
+
+@pytest.fixture
+def order_file(tmp_path):
+    path = tmp_path / "order_passes.py"
+    path.write_text(textwrap.dedent(ORDER_PASSES))
+    return str(path)
+
+
+def graph_with_subgraph():
+    from ge.es.all import Relu
+    from ge.es.graph_builder import GraphBuilder
+
+    b = GraphBuilder("root")
+    out = Relu(b.create_input(0, shape=[3, 5]))
+    root = b.build_and_reset([out])
+    sb = GraphBuilder("body")
+    sub = sb.build_and_reset([Relu(sb.create_input(0, shape=[7]))])
+    root._ir.add_subgraph(sub._ir, parent_node=root._ir.node_by_name("Relu_0"))
+    return root
+
+
+def test_stage_order_pass_order_instances_contexts_subgraphs(order_file):
+    run = gebench.compile(graph_with_subgraph(), passes=[order_file])
+    assert run.status == "SUCCESS", run.failure_reason
+    calls = module_of(run).CALLS
+    assert [(c[0], c[1]) for c in calls] == [
+        ("B_first", "root"), ("B_first", "body"), ("b_second", "root"), ("b_second", "body"),
+        ("a_after", "root"), ("a_after", "body"), ("z_builtin", "root"), ("z_builtin", "body"),
+        ("y_origin", "root"), ("y_origin", "body"),
+    ]
+    # one instance per pass per stage run, shared by root and subgraph
+    assert calls[0][2] == calls[1][2] and calls[2][2] == calls[3][2] and calls[0][2] != calls[2][2]
+    # one context per stage run; an earlier pass's error message is not cleared
+    assert calls[0][3] == calls[2][3] and calls[0][3] != calls[4][3]
+    assert calls[2][4] == "set by B_first" and calls[4][4] == ""
+    # inference ran between BeforeInferShape and AfterInferShape
+    assert calls[0][5] == [] and calls[4][5] == [3, 5]
+    assert list(run.snapshots) == ["PreRunBegin", "RunCustomPassBeforeInfershape", "RunCustomPass_AfterInferShape",
+                                   "RunCustomPassAfterBuiltinFusionPass", "RunCustomPassAfterOriginGraphOptimize"]
+    assert [r["status"] for r in run.pass_results] == ["SUCCESS"] * 10
+
+
+def test_stage_selection(order_file):
+    run = gebench.compile(graph_with_subgraph(), passes=[order_file], stages=["AfterInferShape"])
+    calls = module_of(run).CALLS
+    assert [c[0] for c in calls] == ["a_after", "a_after"]
+    assert list(run.snapshots) == ["PreRunBegin", "RunCustomPass_AfterInferShape"]
+    with pytest.raises(ValueError, match="unknown stage"):
+        gebench.compile(graph_with_subgraph(), passes=[], stages=["Never"])
+
+
+def test_options_reach_the_context(tmp_path):
+    path = tmp_path / "opt.py"
+    path.write_text(textwrap.dedent("""
+        from ge.passes import FusionBasePass, PassStage, register_fusion_pass
+
+        SEEN = []
+
+
+        @register_fusion_pass(name="Opt", stage=PassStage.BEFORE_INFER_SHAPE)
+        class Opt(FusionBasePass):
+            def run(self, graph, context):
+                SEEN.append(context.get_option_value("ge.exec.precision_mode"))
+    """))
+    run = gebench.compile(graph_with_subgraph(), passes=[str(path)],
+                          options={"ge.exec.precision_mode": "allow_fp32_to_fp16"})
+    assert module_of(run).SEEN == ["allow_fp32_to_fp16", "allow_fp32_to_fp16"]
+
+
+def test_run_graph_and_snapshots_are_ge_graph_views(order_file):
+    from ge.graph import Graph
+
+    run = gebench.compile(graph_with_subgraph(), passes=[order_file])
+    assert isinstance(run.graph, Graph)
+    names = [n.name for n in run.graph.get_direct_nodes()]
+    assert names == ["input_0", "Relu_0", "NetOutput_root"]
+    assert run.graph.find_node_by_name("Relu_0").type == "Relu"
+    snap = run.snapshots["PreRunBegin"]
+    assert [n.name for n in snap.get_direct_nodes()] == names
+    with pytest.raises(RuntimeError):
+        snap.find_node_by_name("nope")
+    # snapshots are copies: the PreRunBegin graph has no inferred shape
+    assert list(snap.find_node_by_name("Relu_0").get_output_desc(0).get_shape()) == []
+
+
+def test_compile_does_not_mutate_input_and_report_is_json(tmp_path):
+    from ge.es.all import Relu
+    from ge.es.graph_builder import GraphBuilder
+
+    (tmp_path / "p.py").write_text(textwrap.dedent("""
+        from ge.passes import PassStage, PatternFusionPass, pattern, register_fusion_pass
+        from ge.es.all import Relu, Abs
+
+
+        @register_fusion_pass(name="ReluToAbs", stage=PassStage.BEFORE_INFER_SHAPE)
+        class ReluToAbs(PatternFusionPass):
+            @pattern
+            def relu(self, inputs):
+                return Relu(inputs[0])
+
+            def replacement(self, inputs):
+                return Abs(inputs[0])
+    """))
+    b = GraphBuilder("g")
+    graph = b.build_and_reset([Relu(b.create_input(0, shape=[2]))])
+    before = ir.to_text(graph._ir)
+    run = gebench.compile(graph, passes=str(tmp_path))
+    assert ir.to_text(graph._ir) == before
+    report = json.loads(json.dumps(run.report()))
+    assert report["status"] == "SUCCESS"
+    assert report["summary"]["ReluToAbs"] == {"candidates": 1, "replaced": 1, "rejected": {}, "lints": 0}
+    assert report["passes"][0]["pass_name"] == "ReluToAbs" and report["passes"][0]["source"].endswith(".py:6")
+    assert len(report["ledger"]["records"]) == 1
+    (abs_node,) = run.ir_graph.nodes_of_type("Abs")
+    assert [r.status.name for r in run.explain("Relu_0")] == ["REPLACED"]
+    assert "ReluToAbs" in run.explain_text("Relu_0") and "REPLACED" in run.explain_text("Relu_0")
+    assert run.explain_text("input_0") == "no pass considered 'input_0'"
+    assert abs_node.provenance == "ReluToAbs"
+    assert run.explain_text(abs_node.name) == f"{abs_node.name!r} was created by pass ReluToAbs"
+
+
+def test_load_accepts_text_files_and_graphs(tmp_path):
+    from ge.es.all import Relu
+    from ge.es.graph_builder import GraphBuilder
+
+    b = GraphBuilder("g")
+    graph = b.build_and_reset([Relu(b.create_input(0, shape=[2]))])
+    text = ir.to_text(graph._ir)
+    assert gebench.load(graph) is graph._ir
+    assert gebench.load(graph._ir) is graph._ir
+    assert ir.to_text(gebench.load(text)) == text
+    f = tmp_path / "g.gir"
+    f.write_text(text)
+    assert ir.to_text(gebench.load(f)) == text
+    assert ir.to_text(gebench.load(str(f))) == text
+    with pytest.raises(FileNotFoundError):
+        gebench.load(str(tmp_path / "missing.gir"))
+    with pytest.raises(TypeError):
+        gebench.load(42)
+
+
+def test_register_loader(tmp_path):
+    from gebench import api
+
+    f = tmp_path / "model.fake"
+    f.write_text("ignored")
+    seen = []
+
+    def fake_loader(path):
+        seen.append(path)
+        return ir.parse_text("graph fake\n")
+
+    api.register_loader(".fake", fake_loader)
+    try:
+        assert gebench.load(f).name == "fake" and seen == [f]
+    finally:
+        api._LOADERS.pop(".fake")
+
+
+def test_passes_as_classes_and_no_env(monkeypatch):
+    from ge.passes import FusionBasePass, PassStage, register_fusion_pass
+
+    from gebench.ge.passes import registry
+
+    with registry.registering_into(registry.PassRegistry()):
+        @register_fusion_pass(name="InlineClass", stage=PassStage.BEFORE_INFER_SHAPE)
+        class InlineClass(FusionBasePass):
+            def run(self, graph, context):
+                return True
+
+    run = gebench.compile(graph_with_subgraph(), passes=[InlineClass])
+    assert run.status == "SUCCESS" and [d.pass_name for d in run.passes] == ["InlineClass"]
+    monkeypatch.delenv("ASCEND_GE_PY_PASS_PATH", raising=False)
+    run = gebench.compile(graph_with_subgraph())
+    assert run.status == "SUCCESS" and run.passes == []
+
+
+def test_fusion_switch_turns_passes_off(order_file, tmp_path):
+    switch = tmp_path / "fusion_switch.json"
+    switch.write_text(json.dumps({"Switch": {"GraphFusion": {"ALL": "off", "a_after": "on"}}}))
+    run = gebench.compile(graph_with_subgraph(), passes=[order_file], fusion_switch=str(switch))
+    assert [c[0] for c in module_of(run).CALLS] == ["a_after", "a_after"]
+    disabled = sorted(r["pass_name"] for r in run.pass_results if r["status"] == "DISABLED")
+    assert disabled == ["B_first", "b_second", "y_origin", "z_builtin"]
+    run = gebench.compile(graph_with_subgraph(), passes=[order_file],
+                          fusion_switch={"Switch": {"GraphFusion": {"b_second": "off"}}})
+    assert "b_second" not in {c[0] for c in module_of(run).CALLS}
+    bad = tmp_path / "bad.json"
+    bad.write_text("{not json")
+    with pytest.raises(ValueError, match="bad.json"):
+        gebench.compile(graph_with_subgraph(), passes=[], fusion_switch=str(bad))

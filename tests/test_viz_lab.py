@@ -1,0 +1,62 @@
+"""``gebench lab``: JupyterLab on 127.0.0.1, token required, URL printed without a browser."""
+
+from __future__ import annotations
+
+import os
+import re
+import signal
+import subprocess
+import sys
+import urllib.error
+import urllib.request
+from pathlib import Path
+
+import pytest
+
+from gebench.viz._lab import LabError, LabServer, default_notebook
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def test_empty_token_is_refused(tmp_path):
+    with pytest.raises(LabError, match="disable authentication"):
+        LabServer(tmp_path, token="  ")
+
+
+def test_command_binds_localhost_with_a_token(tmp_path):
+    server = LabServer(tmp_path, port=8899, token="abc123")
+    cmd = server.command()
+    assert "--ServerApp.ip=127.0.0.1" in cmd
+    assert "--IdentityProvider.token=abc123" in cmd
+    assert not any("token=" in c and c.endswith("=") for c in cmd)
+    assert server.url("/lab") == "http://127.0.0.1:8899/lab?token=abc123"
+
+
+def test_quickstart_is_the_default_notebook():
+    assert default_notebook() == ROOT / "notebooks" / "01_quickstart.ipynb"
+    assert default_notebook().is_file()
+
+
+def test_gebench_lab_prints_the_url_and_requires_the_token(tmp_path):
+    env = dict(os.environ, HOME=str(tmp_path))
+    env.pop("DISPLAY", None)
+    env.pop("WAYLAND_DISPLAY", None)
+    proc = subprocess.Popen([sys.executable, "-c", "import sys; from gebench.cli import main; sys.exit(main())", "lab", "--no-browser"], cwd=ROOT, env=env,
+                            stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, start_new_session=True)
+    try:
+        line = ""
+        for _ in range(200):
+            line = proc.stdout.readline()
+            if "running at" in line or not line:
+                break
+        m = re.search(r"(http://127\.0\.0\.1:\d+)/lab/tree/01_quickstart\.ipynb\?token=([0-9a-f]{16,})", line)
+        assert m, f"no URL line from gebench lab: {line!r}"
+        base, token = m.groups()
+        with urllib.request.urlopen(f"{base}/api/status?token={token}", timeout=10) as resp:
+            assert resp.status == 200
+        with pytest.raises(urllib.error.HTTPError) as err:
+            urllib.request.urlopen(f"{base}/api/contents", timeout=10)
+        assert err.value.code == 403
+    finally:
+        os.killpg(os.getpgid(proc.pid), signal.SIGTERM)
+        proc.wait(timeout=20)

@@ -1,0 +1,126 @@
+"""The workbench on real compile runs (ledger from gebench.compile), hot reload and progress."""
+
+from __future__ import annotations
+
+import time
+from pathlib import Path
+
+import pytest
+
+import gebench
+from gebench.viz import Workbench
+
+ROOT = Path(__file__).resolve().parents[1]
+
+ADD_ZERO = '''from ge.passes import PassStage, PatternFusionPass, pattern, register_fusion_pass
+
+
+@register_fusion_pass(name="VizAddZero", stage=PassStage.BEFORE_INFER_SHAPE)
+class VizAddZero(PatternFusionPass):
+    @pattern
+    def add_zero(self, inputs):
+        return inputs[0] + 0
+
+    def meet_requirements(self, match_result):
+        for node in match_result.get_matched_nodes():
+            if node.type == "Const":
+                data = node.get_attr("value").data
+                values = data if isinstance(data, list) else [data]
+                return all(v == LIMIT for v in values)
+        return False
+
+    def replacement(self, inputs):
+        return inputs[0]
+
+
+LIMIT = 1
+'''
+
+
+@pytest.fixture
+def pass_dir(tmp_path: Path) -> Path:
+    d = tmp_path / "passes"
+    d.mkdir()
+    (d / "viz_add_zero.py").write_text(ADD_ZERO)
+    return d
+
+
+def test_real_run_rejection_then_hot_reload_gains_the_site(pass_dir):
+    wb = Workbench(ROOT / "assets" / "add_zero.onnx", passes=[pass_dir])
+    assert wb.run.status == "SUCCESS"
+    wb.select_pass("VizAddZero")
+    assert [c["status"] for c in wb.candidates] == ["REJECTED_BY_MEET_REQUIREMENTS"]
+    add = wb.graph.node_by_name("add_zero")
+    assert wb.highlight[f"n{add.id}"] == "gb_st_rejected"
+    assert wb.candidates[0]["hook_src"].startswith(str(pass_dir / "viz_add_zero.py") + ":")
+    wb.select_candidate(wb.candidates[0]["i"])
+    assert wb.side_svg_gz, "the pattern is drawn beside the graph"
+    assert set(wb.side_highlight.values()) == {"gb_bound"}
+    assert "VizAddZero" in wb.why_not("add_zero")[0].pass_name
+
+    time.sleep(0.01)  # a new mtime even on coarse clocks; the reload also compares content hashes
+    (pass_dir / "viz_add_zero.py").write_text(ADD_ZERO.replace("LIMIT = 1", "LIMIT = 0"))
+    report = wb.rerun()
+    assert report == [{"pass": "VizAddZero", "gained": [["add_zero", "zero_Initializer_0"]], "lost": []}]
+    assert "reloaded viz_add_zero.py" in wb.status_text
+    assert [c["status"] for c in wb.candidates] == ["REPLACED"]
+    assert wb.reload_report == report
+
+
+def test_a_broken_edit_keeps_the_last_good_version(pass_dir):
+    wb = Workbench(ROOT / "assets" / "add_zero.onnx", passes=[pass_dir])
+    (pass_dir / "viz_add_zero.py").write_text(ADD_ZERO.replace("LIMIT = 1", "LIMIT = 0") + "\ndef broken(:\n")
+    report = wb.rerun()
+    assert report == []
+    assert "kept the last good version" in wb.status_text and "SyntaxError" in wb.status_text
+    assert [r.pass_name for r in wb.rows] == ["(pass files)", "VizAddZero"]
+    assert wb.stages[0]["stage"] == "Load" and wb.stages[0]["passes"][0]["lints"] == 1
+    assert wb.rows[0].status == "LINT" and "viz_add_zero.py" in wb.rows[0].reason
+
+
+def test_quickstart_model_with_example_passes_highlights_every_candidate():
+    model = gebench.load(ROOT / "assets" / "small_transformer.onnx")
+    wb = Workbench(model, passes=[ROOT / "passes"])
+    names = [p["name"] for s in wb.stages for p in s["passes"] if p["candidates"]]
+    assert names
+    drawn = wb.svg_gz
+    for name in names:
+        wb.select_pass(name)
+        assert wb.svg_gz == drawn
+        ids = {i for r in wb.pass_rows(name) for i in r.target_ids if wb.graph.has_node_id(i)}
+        assert set(wb.view.elements_for(ids)) == set(wb.highlight)
+        assert all(f'id="{el}"' in wb.svg for el in wb.highlight)
+    assert "Workbench" in repr(wb) and "SUCCESS" in repr(wb)
+
+
+def test_exporting_ge_dumps_writes_ge_file_names(tmp_path, pass_dir):
+    wb = Workbench(ROOT / "assets" / "add_zero.onnx", passes=[pass_dir], export_dir=tmp_path)
+    paths = wb.export_dumps()
+    names = [p.name for p in paths]
+    assert any(n.startswith("ge_proto_00000000_graph_0_PreRunBegin") for n in names)
+    assert all(p.parent == tmp_path / "dumps" for p in paths)
+
+
+def test_progress_is_shown_for_slow_steps(pass_dir):
+    wb = Workbench(ROOT / "assets" / "add_zero.onnx", passes=[pass_dir])
+    seen = []
+    wb.observe(lambda ch: seen.append(ch["new"]), "busy")
+    with wb._progress("slow step", after=0.05):
+        time.sleep(0.3)
+    assert seen == [True, False]
+    assert wb.status_text.startswith("slow step: ")
+    seen.clear()
+    with wb._progress("fast step", after=5):
+        pass
+    assert seen == []
+
+
+def test_verify_puts_the_max_error_on_each_rewrite(pass_dir):
+    (pass_dir / "viz_add_zero.py").write_text(ADD_ZERO.replace("LIMIT = 1", "LIMIT = 0"))
+    wb = Workbench(ROOT / "assets" / "add_zero.onnx", passes=[pass_dir])
+    wb.select_pass("VizAddZero")
+    assert wb.candidates[0]["verify"] is None
+    wb.verify()
+    badge = wb.candidates[0]["verify"]
+    assert badge is not None and badge["ok"] and badge["abs"] == 0.0
+    assert wb.status_text == "verified 1 rewrite(s); 0 change results"
