@@ -23,8 +23,8 @@ gebench runs in four modes:
 * ``ledger``: the default (``record_all=True``): every candidate, structural mismatches and boundary
   violations included;
 * ``record_all=False``: rewrites, rejections and lints only;
-* ``ledger off``: no record is built at all. The runtime has no switch for this, so the benchmark replaces
-  ``runtime._Recorder.add`` with a no-op for those runs (``record_all=False`` as well);
+* ``ledger off``: no record is built at all (``execute(..., ledger=False)``, as ``gebench.compile(...,
+  ledger=False)``);
 * ``ledger + snapshots``: the default ledger plus ``compile()``'s default snapshots.
 
 Prints per size: node counts, rewrites by each side (must be equal), seconds, ``ratio gebench/onnxscript``
@@ -35,7 +35,6 @@ Prints per size: node counts, rewrites by each side (must be equal), seconds, ``
 from __future__ import annotations
 
 import argparse
-import contextlib
 import cProfile
 import gc
 import inspect
@@ -43,7 +42,7 @@ import io
 import pstats
 import sys
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -78,21 +77,6 @@ def load_pass() -> list[Any]:
     return descriptors
 
 
-@contextlib.contextmanager
-def ledger_off() -> Iterator[None]:
-    """Make the runtime build no ledger record (benchmark-only stand-in for a runtime switch)."""
-    original = runtime._Recorder.add
-
-    def no_record(self: Any, *args: Any, **kwargs: Any) -> None:
-        return None
-
-    runtime._Recorder.add = no_record  # type: ignore[method-assign]
-    try:
-        yield
-    finally:
-        runtime._Recorder.add = original  # type: ignore[method-assign]
-
-
 #: gebench modes: (label, record_all, ledger off, keep snapshots)
 MODES = (
     ("ledger", True, False, False),
@@ -109,20 +93,22 @@ def _execute_kwargs(snapshots: bool) -> dict[str, Any]:
     return {}
 
 
+def _ledger_kwargs(off: bool) -> dict[str, Any]:
+    """``ledger=False`` for the ``ledger off`` mode."""
+    return {"ledger": False} if off else {}
+
+
 def gebench_once(graph: Any, descriptors: list[Any], mode: str) -> tuple[Timing, Any, int]:
     """Run the pass on ``graph`` (mutated) in ``mode`` (a :data:`MODES` label).
 
     Returns ((wall, cpu) seconds, run, GEMM nodes after).
     """
     _, record_all, off, snapshots = next(m for m in MODES if m[0] == mode)
-    ctx = ledger_off() if off else contextlib.nullcontext()
-    kwargs = _execute_kwargs(snapshots)
+    kwargs = {**_execute_kwargs(snapshots), **_ledger_kwargs(off)}
     gc.collect()
-    with ctx:
-        c0, t0 = time.process_time(), time.perf_counter()
-        run = runtime.execute(graph, descriptors, stages=[STAGE], record_all=record_all, infer_shapes=False,
-                              **kwargs)
-        seconds = (time.perf_counter() - t0, time.process_time() - c0)
+    c0, t0 = time.process_time(), time.perf_counter()
+    run = runtime.execute(graph, descriptors, stages=[STAGE], record_all=record_all, infer_shapes=False, **kwargs)
+    seconds = (time.perf_counter() - t0, time.process_time() - c0)
     if run.status != "SUCCESS":
         raise RuntimeError(f"gebench run failed: {run.failure_reason}")
     return seconds, run, len(run.ir_graph.nodes_of_type("GEMM"))
@@ -171,13 +157,11 @@ def measure(size: int, repeat: int, out: Callable[[str], None], profile: int = 0
 
     times: dict[str, Timing] = {}
     rewrites: dict[str, int] = {}
-    ledger_records = 0
+    records: dict[str, int] = {}
     for mode, *_ in MODES:
         def one(mode: str = mode) -> tuple[Timing, int]:
-            nonlocal ledger_records
             seconds, run, gemms = gebench_once(base.copy(), descriptors, mode)
-            if mode == "ledger":
-                ledger_records = len(run.ledger)
+            records[mode] = len(run.ledger)
             return seconds, gemms
 
         times[mode], rewrites[mode] = best_of(repeat, one)
@@ -194,9 +178,10 @@ def measure(size: int, repeat: int, out: Callable[[str], None], profile: int = 0
     def ratio(a: str, b: str) -> str:
         return f"{times[a][1] / times[b][1]:.2f} cpu, {times[a][0] / times[b][0]:.2f} wall"
 
-    out(f"  gebench, ledger (record_all=True): {secs('ledger')}  ({ledger_records} ledger records)")
-    out(f"  gebench, record_all=False:         {secs('record_all=False')}")
-    out(f"  gebench, ledger off:               {secs('ledger off')}")
+    out(f"  gebench, ledger (record_all=True): {secs('ledger')}  ({records['ledger']} ledger records)")
+    out(f"  gebench, record_all=False:         {secs('record_all=False')}  ({records['record_all=False']} ledger "
+        "records)")
+    out(f"  gebench, ledger off:               {secs('ledger off')}  ({records['ledger off']} ledger records)")
     snap_note = "" if _execute_kwargs(False) else " (this runtime always keeps them)"
     out(f"  gebench, ledger + snapshots:       {secs('ledger + snapshots')}  (compile()'s default: PreRunBegin "
         f"and stage dump copies; one copy {copy_s:.3f} s wall){snap_note}")

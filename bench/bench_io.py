@@ -11,9 +11,9 @@ side in its own fresh subprocess (so peaks are not mixed up and both start cold)
 
 Time: best of ``--repeat`` runs inside the subprocess, wall clock and process CPU time (CPU time is the steadier
 one on a busy machine). Imports of gebench/onnx happen before the clock starts. Memory, per side: the
-subprocess's peak RSS (``resource.getrusage(RUSAGE_SELF).ru_maxrss``), also given above the RSS it had after
-its imports; and, in a second subprocess run once under ``tracemalloc`` (slower, not timed), the peak of
-Python/numpy allocations.
+subprocess's peak RSS while working (Linux: ``VmHWM`` after resetting it via ``/proc/self/clear_refs`` once the
+imports are done; elsewhere ``ru_maxrss``), also given above the RSS it had after its imports; and, in a
+second subprocess run once under ``tracemalloc`` (slower, not timed), the peak of Python/numpy allocations.
 
 Prints the model size, per-side seconds and peaks, then ``ratio gebench/onnx time`` and ``ratio gebench/onnx
 peak memory`` lines. There is no target in the issue: the numbers are reported.
@@ -40,8 +40,38 @@ sys.path.insert(0, str(BENCH))
 MB = 1024 * 1024
 
 
-def _rss_bytes() -> int:
-    """Peak RSS of this process so far (Linux reports KiB, macOS bytes)."""
+def _proc_status(field: str) -> int | None:
+    """``VmRSS``/``VmHWM`` of this process in bytes from /proc (Linux), or None."""
+    try:
+        with open("/proc/self/status", encoding="ascii") as fh:
+            for line in fh:
+                if line.startswith(field + ":"):
+                    return int(line.split()[1]) * 1024
+    except OSError:
+        return None
+    return None
+
+
+def _reset_peak() -> bool:
+    """Reset this process's peak RSS (Linux ``clear_refs``) so it covers only what follows; False if unsupported."""
+    try:
+        with open("/proc/self/clear_refs", "w", encoding="ascii") as fh:
+            fh.write("5")
+    except OSError:
+        return False
+    return True
+
+
+def _rss_now() -> int:
+    rss = _proc_status("VmRSS")
+    return rss if rss is not None else _rss_peak()
+
+
+def _rss_peak() -> int:
+    """Peak RSS: ``VmHWM`` (since the last reset) on Linux, else ``ru_maxrss`` (KiB on Linux, bytes on macOS)."""
+    hwm = _proc_status("VmHWM")
+    if hwm is not None:
+        return hwm
     peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
     return peak if sys.platform == "darwin" else peak * 1024
 
@@ -83,7 +113,9 @@ def child(side: str, model: Path, repeat: int, trace: bool) -> dict[str, Any]:
     else:
         import onnx  # noqa: F401
         steps_fn = _onnx_steps
-    base_rss = _rss_bytes()
+    gc.collect()
+    base_rss = _rss_now()
+    _reset_peak()
     runs: list[list[tuple[str, float, float]]] = []
     info: dict[str, Any] = {}
     peak_traced = 0
@@ -101,7 +133,7 @@ def child(side: str, model: Path, repeat: int, trace: bool) -> dict[str, Any]:
             shutil.rmtree(out_dir, ignore_errors=True)
     best = min(runs, key=lambda steps: sum(s[1] for s in steps))
     return {"side": side, "steps": best, "wall": sum(s[1] for s in best),
-            "cpu": min(sum(s[2] for s in steps) for steps in runs), "peak_rss": _rss_bytes(),
+            "cpu": min(sum(s[2] for s in steps) for steps in runs), "peak_rss": _rss_peak(),
             "base_rss": base_rss, "peak_traced": peak_traced, "info": info}
 
 
@@ -141,8 +173,8 @@ def measure(size: int, repeat: int, trace: bool, out: Any) -> None:
             mem += f", tracemalloc peak {traced[name]['peak_traced'] / MB:.1f} MB"
         out(f"  {name:8s} {steps} = {r['wall']:.3f} s wall ({r['cpu']:.3f} s cpu); {mem}")
     out(f"  ratio gebench/onnx time = {ge['wall'] / ox['wall']:.1f} wall, {ge['cpu'] / max(ox['cpu'], 1e-9):.1f} cpu")
-    grow_ge = ge["peak_rss"] - ge["base_rss"]
-    grow_ox = max(ox["peak_rss"] - ox["base_rss"], 1)
+    grow_ge = max(ge["peak_rss"] - ge["base_rss"], MB)
+    grow_ox = max(ox["peak_rss"] - ox["base_rss"], MB)  # at least 1 MB: RSS moves in pages
     line = (f"  ratio gebench/onnx peak memory = {ge['peak_rss'] / ox['peak_rss']:.1f} (peak RSS), "
             f"{grow_ge / grow_ox:.1f} (RSS above imports)")
     if trace:

@@ -10,7 +10,8 @@ shown in a :class:`gebench.viz.Workbench`:
 * ``first paint``: from ``Workbench(run)`` to the SVG and highlight traits being set for the first pass
   (layout included, layout cache cold);
 * ``bytes/node``: gzipped SVG bytes sent to the front end per node of the model and per drawn node;
-* ``switch``: mean time to select another pass (highlight recomputed, no layout).
+* ``switch``: mean time to select another pass (highlight recomputed, no layout);
+* ``select a candidate``: above the threshold this lays out the candidate's focused k-hop view.
 
 Targets (issue 5): first paint <= 3 s at 1k nodes, focused view <= 3 s at 10k, switching <= 200 ms,
 <= 200 bytes per node.
@@ -139,11 +140,20 @@ def bench(size: int) -> dict[str, Any]:
         wb.select_pass(names[i % 2 + 0] if i % 2 else names[1])
         switches.append(time.perf_counter() - t)
     relaid = wb.svg_gz is not svg_before and wb.svg_gz != svg_before
+    overview = bool(wb.view_info.get("overview"))
+    info = dict(wb.view_info)
+    sent, per_drawn, highlighted = len(wb.svg_gz), wb.bytes_per_node(), len(wb.highlight)
+    t = time.perf_counter()
+    first_row = wb.candidates[0]["i"] if wb.candidates else -1
+    if first_row >= 0:
+        wb.select_candidate(first_row)
+    candidate_s = time.perf_counter() - t
     return {
+        "overview": overview, "candidate_s": candidate_s, "candidate_focused": bool(wb.view_info.get("focused")),
         "size": len(graph), "source": source, "compile_s": compile_s, "first_paint_s": first_paint,
-        "drawn": wb.view_info["drawn"], "focused": wb.view_info["focused"],
-        "bytes": len(wb.svg_gz), "bytes_per_model_node": len(wb.svg_gz) / len(graph),
-        "bytes_per_drawn_node": wb.bytes_per_node(), "highlighted": len(wb.highlight),
+        "drawn": info["drawn"], "focused": info["focused"],
+        "bytes": sent, "bytes_per_model_node": sent / len(graph),
+        "bytes_per_drawn_node": per_drawn, "highlighted": highlighted,
         "switch_ms_mean": statistics.mean(switches) * 1000 if switches else float("nan"),
         "switch_ms_max": max(switches) * 1000 if switches else float("nan"),
         "switch_relayout": relaid,
@@ -161,7 +171,9 @@ def main(argv: list[str] | None = None) -> int:
             continue
         print(f"{r['size']:>6} nodes [{r['source']}]: Run->highlighted {r['compile_s'] + r['first_paint_s']:.2f} s, "
               f"first paint {r['first_paint_s']:.2f} s "
-              f"(drawn {r['drawn']}{', focused' if r['focused'] else ''}; compile {r['compile_s']:.2f} s), "
+              f"(drawn {r['drawn']}{', focused' if r['focused'] else ''}{', overview' if r['overview'] else ''}; "
+              f"compile {r['compile_s']:.2f} s), select a candidate {r['candidate_s']:.2f} s"
+              f"{' (focused view)' if r['candidate_focused'] else ''}, "
               f"{r['bytes']} B sent = {r['bytes_per_model_node']:.0f} B/model node, "
               f"{r['bytes_per_drawn_node']:.0f} B/drawn node; switch pass {r['switch_ms_mean']:.1f} ms mean, "
               f"{r['switch_ms_max']:.1f} ms max, re-layout on switch: {r['switch_relayout']}; "

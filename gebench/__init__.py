@@ -10,7 +10,7 @@ from .ge import install as _install_ge
 _install_ge()
 
 # Python API (gebench.api), resolved lazily so that `import gebench` stays cheap.
-_API_NAMES = ("load", "compile", "Run", "PassSet", "register_loader", "register_dump_writer")
+_API_NAMES = ("load", "compile", "Run", "PassSet", "Workbench", "execute", "register_loader", "register_dump_writer")
 
 __all__ = list(_API_NAMES)
 
@@ -19,6 +19,10 @@ def __getattr__(name: str):  # noqa: ANN202 - PEP 562 hook
     if name in _API_NAMES:
         if name == "PassSet":
             from .fusion.reload import PassSet as value
+        elif name == "Workbench":
+            from .viz import Workbench as value
+        elif name == "execute":
+            from .exec import execute as value
         else:
             from . import api
 

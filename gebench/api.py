@@ -176,7 +176,7 @@ def _class_file(cls: type) -> str:
 def compile(graph: Any, passes: Any = None, custom_ops: str | os.PathLike[str] | Iterable[Any] | None = None,  # noqa: A001
             stages: Iterable[Any] | None = None, *, options: dict[str, str] | None = None, copy: bool = True,
             record_all: bool = True, run_after_load_error: bool = False, verify_rewrites: bool = False,
-            snapshots: bool = True, verify: bool = False, fusion_switch: Any = None) -> Run:
+            snapshots: bool = True, verify: bool = False, fusion_switch: Any = None, ledger: bool = True) -> Run:
     """Compile ``graph`` through the custom-pass stages of GE with ``passes``.
 
     Args:
@@ -193,6 +193,9 @@ def compile(graph: Any, passes: Any = None, custom_ops: str | os.PathLike[str] |
             ``Run.verify()`` then compares the snapshots too).
         fusion_switch: GE's fusion-switch JSON (path or dict) turning passes off by name (or ``ALL``).
         snapshots: keep the graph at each GE dump point (``Run.snapshots``); off saves a graph copy per stage.
+            When ``graph`` is a file or IR text and ``copy`` is on, the freshly loaded graph itself is kept as
+            ``PreRunBegin`` (the run works on its copy), so that snapshot costs no extra copy.
+        ledger: False keeps no ledger at all (``Run.ledger`` is empty); the outcome and the graph are the same.
 
     Returns:
         The :class:`Run`; GE's compile failures are its ``status``/``failure_reason``, never exceptions.
@@ -207,12 +210,18 @@ def compile(graph: Any, passes: Any = None, custom_ops: str | os.PathLike[str] |
         for item in items:
             ops.load_custom_ops(item)
     ir_graph = load(graph)
+    # a graph loaded here from a file or text belongs to nobody else: untouched, it is the PreRunBegin snapshot
+    fresh = not (isinstance(graph, ir.Graph) or hasattr(graph, "_ir"))
+    pre_run: ir.Graph | None = None
     if copy:
+        if fresh and snapshots:
+            pre_run = ir_graph
         ir_graph = ir_graph.copy()
     descriptors, errors, _ = resolve_passes(passes)
     return execute(ir_graph, descriptors, stages=stages, options=options, record_all=record_all,
                    load_errors=errors, run_after_load_error=run_after_load_error, verify_rewrites=verify_rewrites,
-                   snapshots=snapshots, verify=verify, fusion_switch=fusion_switch)
+                   snapshots=snapshots, verify=verify, fusion_switch=fusion_switch, ledger=ledger,
+                   pre_run_snapshot=pre_run)
 
 
 def write_dumps(run: Run, dump_dir: str | os.PathLike[str]) -> list[Path]:

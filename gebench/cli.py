@@ -86,6 +86,12 @@ def _setup_compile(parser: argparse.ArgumentParser) -> Callable[[argparse.Namesp
     parser.add_argument("--verify", action="store_true",
                         help="check every rewrite and pass numerically on the reference executor")
     parser.add_argument("--quiet", action="store_true", help="print only the outcome line")
+    try:
+        from .exec.backends import add_backend_arguments
+    except ImportError as exc:
+        _log.debug("no backends: %s", exc)
+    else:
+        add_backend_arguments(parser)  # --backend, --soc-version, --output, --atc-on-model
     return _run_compile
 
 
@@ -171,6 +177,30 @@ def _run_compile(args: argparse.Namespace, out: TextIO | None = None) -> int:
         return EXIT_COMPILE_FAILED
     if verify_report is not None and not verify_report.ok:
         return EXIT_VERIFY_MISMATCH
+    return _run_backend(args, run, out)
+
+
+def _run_backend(args: argparse.Namespace, run: Any, out: TextIO) -> int:
+    """``--backend``/``--output``: hand the compiled graph to gebench.exec.backends (AIR, or CANN's atc)."""
+    if getattr(args, "backend", None) is None:
+        return 0
+    from .exec.backends import BackendError, build_from_args
+
+    pass_path = args.passes or os.environ.get("ASCEND_GE_PY_PASS_PATH")
+    model_path = args.model if os.path.isfile(args.model) else None
+    try:
+        result = build_from_args(args, run.ir_graph, model_path=model_path, pass_path=pass_path)
+    except (BackendError, ValueError) as exc:
+        print(f"gebench compile: {exc}", file=sys.stderr)
+        return EXIT_COMPILE_FAILED
+    if result is None:
+        return 0
+    for path in result.outputs:
+        print(f"  {result.backend}: {path}", file=out)
+    if not result.ok:
+        print(result.log, file=sys.stderr)
+        print(f"gebench compile: atc exited with status {result.returncode}", file=sys.stderr)
+        return EXIT_COMPILE_FAILED
     return 0
 
 

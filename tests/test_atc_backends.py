@@ -73,6 +73,7 @@ def clean_env(monkeypatch, tmp_path):
                 "DUMP_GRAPH_PATH", "DUMP_GRAPH_LEVEL", "DUMP_GRAPH_FORMAT", "NPU_COLLECT_PATH", "ASCEND_WORK_PATH"):
         monkeypatch.delenv(var, raising=False)
     monkeypatch.setenv("ATC_RECORD", str(tmp_path / "record.json"))
+    monkeypatch.chdir(tmp_path)  # relative --output paths land here
     return tmp_path
 
 
@@ -246,3 +247,20 @@ def test_compile_backend_flags(clean_env, monkeypatch):
     result = build_from_args(args, graph(), model_path=clean_env / "m.onnx", pass_path="p.py")
     record = json.loads((clean_env / "record.json").read_text())
     assert result.ok and record["pass_path"] == "p.py" and "--framework=5" in record["argv"]
+
+
+def test_gebench_compile_with_the_ascend_backend(clean_env, monkeypatch, capsys):
+    model = make_onnx(clean_env / "model.onnx")
+    code, _, err = cli(["compile", str(model), "--backend", "ascend", "--soc-version", "Ascend910B1", "--output",
+                        str(clean_env / "out" / "m")], capsys)
+    assert code == 1 and "not found on PATH" in err  # no CANN: a clear message, not a traceback
+    install_stand_in(clean_env / "bin")
+    monkeypatch.setenv("PATH", str(clean_env / "bin"))
+    code, out, err = cli(["compile", str(model), "--backend", "ascend", "--soc-version", "Ascend910B1", "--output",
+                          str(clean_env / "out" / "m")], capsys)
+    assert code == 0, err
+    assert f"ascend: {clean_env / 'out' / 'm.air'}" in out and f"ascend: {clean_env / 'out' / 'm.om'}" in out
+    record = json.loads((clean_env / "record.json").read_text())
+    assert "--framework=1" in record["argv"] and [op[1] for op in record["ops"]][:2] == ["Data", "Const"]
+    code, out, _ = cli(["compile", str(model), "--output", str(clean_env / "ref")], capsys)
+    assert code == 0 and f"reference: {clean_env / 'ref.air'}" in out

@@ -66,3 +66,16 @@ def test_binary_modeldef_that_starts_like_text_still_loads(tmp_path):
     path = save_air(g, tmp_path / "odd.air")
     assert path.read_bytes()[:2] == b"\na"
     assert to_text(load_ge_dump(path)) == to_text(g)
+
+
+def test_ge_graph_views_are_accepted(tmp_path):
+    import gebench
+    from gebench.io import write_dumps
+
+    run = gebench.compile(small_graph(), passes=[])
+    snapshot = run.snapshots["PreRunBegin"]  # a ge.graph.Graph view
+    assert to_text(load_air(save_air(snapshot, tmp_path / "s.air"))) == to_text(run.ir_snapshots["PreRunBegin"])
+    (path,) = write_dumps({"PreRunBegin": snapshot}, tmp_path, formats=["ge_proto"])
+    assert to_text(load_ge_dump(path)) == to_text(run.ir_snapshots["PreRunBegin"])
+    with pytest.raises(TypeError, match="expected an ir.Graph"):
+        save_air("not a graph", tmp_path / "x.air")

@@ -84,3 +84,16 @@ def test_write_dumps_from_env(tmp_path, monkeypatch):
         "ge_onnx_00000001_graph_1_RunCustomPassBeforeInfershape.pbtxt",
     ]
     assert all(p.parent.parent == tmp_path and p.parent.name.startswith("pid_") for p in paths)
+
+
+def test_unwritable_dump_path_falls_back_to_the_current_directory(tmp_path, monkeypatch):
+    blocker = tmp_path / "file"
+    blocker.write_text("not a directory")
+    monkeypatch.chdir(tmp_path)
+    g = Graph("g")
+    g.add_node("Data", name="x", attrs={"index": 0}, inputs=[TensorDesc.of(DataType.DT_FLOAT, [1])],
+               outputs=[TensorDesc.of(DataType.DT_FLOAT, [1])])
+    settings = dump_settings_from_env({"DUMP_GE_GRAPH": "3", "DUMP_GRAPH_FORMAT": "ge_proto",
+                                       "DUMP_GRAPH_PATH": str(blocker)})
+    (path,) = write_dumps_from_env({"PreRunBegin": g}, settings=settings)
+    assert path == Path(".") / "ge_proto_00000000_graph_0_PreRunBegin.txt" and (tmp_path / path).is_file()

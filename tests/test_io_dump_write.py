@@ -335,3 +335,37 @@ def test_readable_dump():
     assert "  %mm : [#users=1] = Node[type=MatMul] (inputs = (x1=%x, x2=%w), attrs = {transpose_x1: false, " \
            "transpose_x2: false})" in text
     assert text.rstrip().endswith("return (%add)")
+
+
+@pytest.mark.parametrize("name", ["ge_ir", "ge_onnx"])
+def test_generated_modules_match_their_proto_files(name, tmp_path):
+    """The committed *_pb2.py must be regenerated (scripts/gen_proto.sh) whenever a .proto changes."""
+    import importlib
+    import importlib.util
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    from google.protobuf import descriptor_pb2
+
+    root = Path(__file__).resolve().parents[1]
+    proto = f"gebench/io/proto/{name}.proto"
+    committed = descriptor_pb2.FileDescriptorProto()
+    importlib.import_module(f"gebench.io.proto.{name}_pb2").DESCRIPTOR.CopyToProto(committed)
+    if importlib.util.find_spec("grpc_tools") is not None:
+        out = tmp_path / "set.pb"
+        subprocess.run([sys.executable, "-m", "grpc_tools.protoc", f"--proto_path={root}",
+                        f"--descriptor_set_out={out}", proto], check=True, cwd=root)
+        fresh = descriptor_pb2.FileDescriptorSet.FromString(out.read_bytes()).file[0]
+
+        def drop_json_names(messages):  # protoc adds json_name; the embedded descriptor leaves it out
+            for message in messages:
+                for field in message.field:
+                    field.ClearField("json_name")
+                drop_json_names(message.nested_type)
+
+        drop_json_names(fresh.message_type)
+        assert fresh == committed
+    else:  # without protoc: at least every message of the .proto is in the module
+        declared = re.findall(r"^message (\w+)", (root / proto).read_text(), re.MULTILINE)
+        assert declared == [m.name for m in committed.message_type]

@@ -59,4 +59,7 @@ def test_gebench_lab_prints_the_url_and_requires_the_token(tmp_path):
         assert err.value.code == 403
     finally:
         os.killpg(os.getpgid(proc.pid), signal.SIGTERM)
-        proc.wait(timeout=20)
+        proc.wait(timeout=30)
+    # stopping `gebench lab` stops the JupyterLab it started (which runs in its own session)
+    with pytest.raises(OSError):
+        urllib.request.urlopen(f"{base}/api/status?token={token}", timeout=5)

@@ -201,8 +201,10 @@ def test_exports(wb, tmp_path):
     assert 'id="n2" class="gb_st_replaced node' in text and "<style>" in text
     report = wb.export_report(tmp_path / "r.json")
     assert json.loads(report.read_text()) == {"status": "SUCCESS", "records": 4}
+    wb.export_dir = tmp_path / "exports"
     wb._on_message(wb, {"action": "export_svg"}, [])
     assert wb.status_text.startswith("wrote ")
+    assert list((tmp_path / "exports").iterdir())  # the button writes into export_dir
 
 
 def test_actions_that_cannot_run_say_why(wb):
@@ -221,17 +223,45 @@ def test_graph_without_run_is_drawn(tmp_path):
         wb.select_pass("X")
 
 
-def test_large_graph_gets_a_focused_view_with_search():
+def test_large_graph_opens_on_an_overview_then_focuses():
     g = transformer_like(3000)
-    wb = Workbench(g, threshold=1500, hops=2, max_focus_nodes=60)
-    assert wb.view_info["focused"] and wb.view_info["drawn"] <= 60
+    wb = Workbench(g, threshold=1500, hops=2, max_focus_nodes=60, overview_groups=50)
+    assert wb.view_info["overview"] and not wb.view_info["focused"]
+    assert 1 < wb.view_info["drawn"] <= 50
+    assert '<g id="g0" class="node gb_node gb_group"' in wb.svg
+    members = wb.view.groups[1]
+    assert all(wb.view.element_of[i] == "g1" for i in members)
+    wb._on_message(wb, {"action": "open_group", "group": 1}, [])
+    assert wb.view_info["focused"] and set(wb.view.node_ids) <= set(members)
+    wb.show_overview()
+    assert wb.view_info["overview"]
     hits = wb.find("blk300/relu")
     assert [n.name for n in hits] == ["blk300/relu"]
     nid = hits[0].id
     assert nid in wb.view.node_ids
     assert wb.highlight[f"n{nid}"] == "gb_clicked"
     assert "blk300/relu" in wb.details_html
+    assert wb.view_info["focused"] and wb.view_info["drawn"] <= 60
     assert wb.bytes_per_node() < 400
+
+
+def test_overview_highlights_groups_and_switching_passes_keeps_the_layout():
+    g = transformer_like(3000)
+    records = [{"pass_name": "P", "stage": "BeforeInferShape", "status": "REPLACED",
+                "target_node_ids": [mm.id], "target_node_names": [mm.name]} for mm in g.nodes_of_type("MatMul")[:3]]
+    records.append({"pass_name": "Q", "stage": "BeforeInferShape", "status": "STRUCTURAL_MISMATCH",
+                    "target_node_ids": [g.node_by_name("blk200/relu").id], "target_node_names": ["blk200/relu"]})
+    run = StandInRun({"PreRunBegin": g}, g, records)
+    wb = Workbench(run, threshold=1500, overview_groups=40)
+    drawing = wb.svg_gz
+    wb.select_pass("P")
+    assert wb.svg_gz == drawing
+    assert set(wb.highlight.values()) == {"gb_st_replaced"} and all(k.startswith("g") for k in wb.highlight)
+    wb.select_pass("Q")
+    assert wb.svg_gz == drawing and list(wb.highlight.values()) == ["gb_st_nearmiss"]
+    wb.select_candidate(3)  # zooms into the candidate's neighbourhood
+    assert wb.view_info["focused"]
+    assert wb.highlight[f"n{g.node_by_name('blk200/relu').id}"] == "gb_st_nearmiss gb_sel"
 
 
 def test_workbench_never_mutates_graphs(wb):

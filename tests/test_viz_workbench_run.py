@@ -124,3 +124,16 @@ def test_verify_puts_the_max_error_on_each_rewrite(pass_dir):
     badge = wb.candidates[0]["verify"]
     assert badge is not None and badge["ok"] and badge["abs"] == 0.0
     assert wb.status_text == "verified 1 rewrite(s); 0 change results"
+
+
+def test_source_links_show_the_pass_file_lines(pass_dir):
+    wb = Workbench(ROOT / "assets" / "add_zero.onnx", passes=[pass_dir])
+    wb.select_pass("VizAddZero")
+    hook = wb.candidates[0]["hook_src"]
+    wb._on_message(wb, {"action": "show_source", "src": hook}, [])
+    line = int(hook.rsplit(":", 1)[1])
+    source_line = ADD_ZERO.splitlines()[line - 1]
+    assert "def meet_requirements" in source_line
+    assert "<span class='gb-hot'>" in wb.details_html and "meet_requirements(self, match_result)" in wb.details_html
+    wb._on_message(wb, {"action": "show_source", "src": "nowhere"}, [])
+    assert wb.status_text.startswith("show_source: ValueError")

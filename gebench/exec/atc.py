@@ -142,7 +142,7 @@ def _emulate(args: argparse.Namespace, *, out: TextIO, err: TextIO, env: Mapping
     except GeDumpError as exc:
         print(f"gebench atc: {exc}", file=err)
         return EXIT_FAILED
-    print(f"  model: {air} (AIR; no .om: {cann_missing_message(env).split('. ')[0]})", file=out)
+    print(f"  model: {air} (AIR for atc --framework=1; no .om is made without CANN's atc)", file=out)
     print("gebench atc: ATC run success (passes applied by gebench)", file=out)
     return 0
 

@@ -111,6 +111,7 @@ class _Plan:
     names: list[str]
     r_edges: list[tuple[Node, int, Node, int]]
     r_ctrl: list[tuple[Node, Node]]
+    origin_names: list[str]
 
 
 def _plan(graph: Graph, boundary: Boundary, replacement: Graph, check_self_contained: bool) -> _Plan:
@@ -194,13 +195,18 @@ def _plan(graph: Graph, boundary: Boundary, replacement: Graph, check_self_conta
                                f"must be distinct ints 0..{len(data_nodes) - 1} (one per boundary input)")
         seen_idx[idx] = d.name
         datas[d.id] = idx
-    r_edges = [(prod[0], prod[1], n, port) for n in rnodes for port, prod in enumerate(replacement.producers(n))
-               if prod is not None]
-    r_ctrl = [(n, succ) for n in rnodes for succ in replacement.control_successors(n)]
-    for src, _sp, dst, _dp in r_edges:
-        if replacement.position(src) >= replacement.position(dst):
-            raise RewriteError(RewriteReason.REPLACEMENT_CYCLIC,
-                               f"replacement {replacement.name!r} is cyclic at edge {src.name} -> {dst.name}")
+    rpos = {n.id: i for i, n in enumerate(rnodes)}
+    r_edges = []
+    for n in rnodes:
+        for port, prod in enumerate(replacement.producers(n)):
+            if prod is not None:
+                src = prod[0]
+                if rpos[src.id] >= rpos[n.id]:
+                    raise RewriteError(RewriteReason.REPLACEMENT_CYCLIC,
+                                       f"replacement {replacement.name!r} is cyclic at edge {src.name} -> {n.name}")
+                r_edges.append((src, prod[1], n, port))
+    r_ctrl = ([(n, succ) for n in rnodes for succ in replacement.control_successors(n)]
+              if replacement.has_control_edges else [])
     body = [n for n in rnodes if n.op_type not in (DATA_TYPE, NETOUTPUT_TYPE)]
 
     # ---- what moves and what goes
@@ -229,7 +235,7 @@ def _plan(graph: Graph, boundary: Boundary, replacement: Graph, check_self_conta
             removed.append(node)
     ctrl_preds: dict[int, Node] = {}
     ctrl_succs: dict[int, Node] = {}
-    for node in removed:
+    for node in removed if graph.has_control_edges else ():
         for p in graph.control_predecessors(node):
             if p.id not in removed_ids:
                 ctrl_preds.setdefault(p.id, p)
@@ -238,7 +244,8 @@ def _plan(graph: Graph, boundary: Boundary, replacement: Graph, check_self_conta
                 ctrl_succs.setdefault(s.id, s)
 
     # ---- names
-    joined = "_".join(n.name for n in sorted(region.values(), key=position))
+    origin_names = [n.name for n in sorted(region.values(), key=position)]
+    joined = "_".join(origin_names)
     names: list[str] = []
     taken: set[str] = set()
     for rn in body:
@@ -250,7 +257,7 @@ def _plan(graph: Graph, boundary: Boundary, replacement: Graph, check_self_conta
         names.append(name)
 
     plan = _Plan(producers, region, removed, body, datas, out_sources, moves, list(ctrl_preds.values()),
-                 list(ctrl_succs.values()), names, r_edges, r_ctrl)
+                 list(ctrl_succs.values()), names, r_edges, r_ctrl, origin_names)
     cycle = _cycle_witness(graph, plan, removed_ids)
     if cycle is not None:
         raise RewriteError(RewriteReason.WOULD_CREATE_CYCLE,
@@ -355,15 +362,17 @@ def _cycle_witness(graph: Graph, plan: _Plan, removed_ids: set[int]) -> Node | N
 
 
 def _apply(graph: Graph, replacement: Graph, plan: _Plan, pass_name: str) -> RewriteResult:
-    origin_names = [n.name for n in sorted(plan.region.values(), key=graph.position)]
+    origin_names = plan.origin_names
     new_by_rid: dict[int, Node] = {}
     created: list[Node] = []
     try:
         for rn, name in zip(plan.body, plan.names, strict=True):
-            node = graph.add_node(rn.op_type, name=name, attrs=_copy_attrs(rn.attrs), inputs=rn.inputs,
-                                  outputs=rn.outputs, input_names=rn.input_names, output_names=rn.output_names)
+            attrs = _copy_attrs(rn.attrs) if rn.attrs else {}
+            attrs[ORIGIN_NAMES_ATTR] = list(origin_names)
+            node = graph._add_node_owned(rn.op_type, name, attrs, [d.copy() for d in rn.inputs],
+                                         [d.copy() for d in rn.outputs], list(rn.input_names),
+                                         list(rn.output_names))
             node.provenance = pass_name
-            node.attrs[ORIGIN_NAMES_ATTR] = list(origin_names)
             created.append(node)
             new_by_rid[rn.id] = node
         if created:
@@ -420,6 +429,8 @@ def _apply(graph: Graph, replacement: Graph, plan: _Plan, pass_name: str) -> Rew
 
 
 def _copy_attr(value: Any) -> Any:
+    if type(value) in _SHARED_ATTR_TYPES:
+        return value
     if isinstance(value, (TensorValue, TensorDesc)):
         return value.copy()
     if isinstance(value, list):
@@ -427,6 +438,10 @@ def _copy_attr(value: Any) -> Any:
     if isinstance(value, np.ndarray):
         return value.copy()
     return value
+
+
+#: Attr value types that are immutable: kept as they are.
+_SHARED_ATTR_TYPES = frozenset({int, float, bool, str, bytes, type(None), TensorValue})
 
 
 def _copy_attrs(attrs: dict[str, Any]) -> dict[str, Any]:

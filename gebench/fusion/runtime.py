@@ -15,10 +15,12 @@ from __future__ import annotations
 
 import contextlib
 import dataclasses
+import gc
 import logging
 import os
 import threading
 import traceback
+import weakref
 from collections.abc import Iterable, Iterator, Sequence
 from typing import Any
 
@@ -109,12 +111,22 @@ class _Recorder:
         self.hook_source = ""
         self.seen_anchors: set[int] = set()
         self.linted: set[tuple[str, str]] = set()
+        self.enabled = run.ledger_on
+        self._ledger_rec: Any = None
+        self._ledger_rec_key: tuple[str, str, str] | None = None
 
     def add(self, status_name: str, reason: str, *, nodes: Iterable[Any] = (), captures: list[Any] | None = None,
             meet_result: Any = None, exception: str = "", removed: Sequence[int] = (), added: Sequence[int] = (),
             detail: dict[str, Any] | None = None, pattern_name: str | None = None,
             pattern_source: str | None = None, hook_source: str | None = None) -> Any:
-        """Append one record. ``nodes`` are ``ir.Node`` objects or ``(id, name)`` pairs (for removed nodes)."""
+        """Append one record. ``nodes`` are ``ir.Node`` objects or ``(id, name)`` pairs (for removed nodes).
+
+        Returns the record, or None when the run keeps no ledger (``execute(..., ledger=False)``).
+        """
+        if not self.enabled:
+            if self.run.verify_rewrites and status_name == "REPLACED":
+                self.graph.verify()
+            return None
         ledger = _ledger_module()
         node_list = list(nodes)
         ids = [n[0] if isinstance(n, tuple) else n.id for n in node_list]
@@ -150,20 +162,25 @@ class _Recorder:
 
     # --- MatchRecorder protocol (called by the matcher); records and near-misses via the ledger's recorder
     def _ledger_recorder(self) -> Any:
-        return _ledger_module().LedgerRecorder(
-            self.run.ledger, pass_name=self.desc.pass_name, stage=getattr(self.desc.stage, "value", str(self.desc.stage)),
-            graph_name=self.graph.name, pattern_name=self.pattern_name, pattern_source=self.pattern_source,
-            hook_source=self.hook_source)
+        # one recorder per (pattern, sources): the matcher reports many candidates of the same pattern
+        key = (self.pattern_name, self.pattern_source, self.hook_source)
+        if self._ledger_rec is None or self._ledger_rec_key != key:
+            self._ledger_rec = _ledger_module().LedgerRecorder(
+                self.run.ledger, pass_name=self.desc.pass_name,
+                stage=getattr(self.desc.stage, "value", str(self.desc.stage)), graph_name=self.graph.name,
+                pattern_name=self.pattern_name, pattern_source=self.pattern_source, hook_source=self.hook_source)
+            self._ledger_rec_key = key
+        return self._ledger_rec
 
     def structural_mismatch(self, anchor_node: ir.Node, detail: dict[str, Any], bound_count: int) -> None:
         self.seen_anchors.add(anchor_node.id)
-        if self.run.record_all:
+        if self.run.record_all and self.enabled:
             self._ledger_recorder().structural_mismatch(anchor_node, detail, bound_count)
 
     def boundary_violation(self, match_nodes: list[ir.Node], escaping_node: ir.Node, detail: dict[str, Any]) -> None:
         if match_nodes:
             self.seen_anchors.update(n.id for n in match_nodes)
-        if self.run.record_all:
+        if self.run.record_all and self.enabled:
             self._ledger_recorder().boundary_violation(match_nodes, escaping_node, detail)
 
 
@@ -267,10 +284,21 @@ def _reflected_operator_lints() -> Iterator[None]:
                 _reflect_saved.clear()
 
 
-@contextlib.contextmanager
-def _hook_call(session: _Session) -> Iterator[None]:
-    with _session.activate(session), _reflected_operator_lints():
-        yield
+class _hook_call:  # noqa: N801 - used like the context-manager function it replaces
+    """Make ``session`` current while a hook runs (``execute`` installs the reflected-operator lints once for
+    the whole run, so entering a hook costs one context-variable set)."""
+
+    __slots__ = ("session", "token")
+
+    def __init__(self, session: _Session) -> None:
+        self.session = session
+        self.token: Any = None
+
+    def __enter__(self) -> None:
+        self.token = _session._current.set(self.session)
+
+    def __exit__(self, *exc: object) -> None:
+        _session._current.reset(self.token)
 
 
 # ============================================================================================ run state / Run
@@ -291,6 +319,7 @@ class _RunState:
     partial_graph: ir.Graph | None = None
     verify_rewrites: bool = False
     check_numerics: bool = False
+    ledger_on: bool = True
 
 
 class Run:
@@ -442,7 +471,7 @@ def execute(graph: ir.Graph, descriptors: Sequence[PassDescriptor], *, stages: I
             options: dict[str, str] | None = None, record_all: bool = True, infer_shapes: bool = True,
             load_errors: Sequence[Any] = (), run_after_load_error: bool = False,
             verify_rewrites: bool = False, snapshots: bool = True, verify: bool = False,
-            fusion_switch: Any = None) -> Run:
+            fusion_switch: Any = None, ledger: bool = True, pre_run_snapshot: ir.Graph | None = None) -> Run:
     """Run ``descriptors`` over ``graph`` (mutated in place) through GE's custom-pass stages.
 
     Args:
@@ -461,15 +490,43 @@ def execute(graph: ir.Graph, descriptors: Sequence[PassDescriptor], *, stages: I
             {"<pass name>" or "ALL": "on"/"off"}}}``; switched-off passes do not run (a named entry beats ALL).
         snapshots: keep a copy of the graph at each dump point (O(graph) each; a stage that ran no pass and
             no inference shares the previous copy). Off: only ``Run.graph``.
+        ledger: False writes no record at all (``Run.ledger`` stays empty; ``record_all`` and ``verify``'s
+            per-rewrite errors have nowhere to go): the pass outcome and the graph are the same.
+        pre_run_snapshot: a graph equal to ``graph`` that nobody else holds, kept as the ``PreRunBegin``
+            snapshot instead of a fresh copy (``compile`` passes the caller's untouched graph here when it
+            works on a copy anyway). Ignored without ``snapshots``.
+
+    Cost: the collector's automatic passes are paused while the passes run (they only rescan the graph's
+    objects, which the run neither frees nor cycles); the previous collector state is restored on return.
 
     Returns:
         The :class:`Run`. Never raises for pass failures; those are the run's status.
     """
+    gc_was_on = gc.isenabled()
+    gc.disable()
+    try:
+        with _reflected_operator_lints():
+            return _execute(graph, descriptors, stages=stages, options=options, record_all=record_all,
+                            infer_shapes=infer_shapes, load_errors=load_errors,
+                            run_after_load_error=run_after_load_error, verify_rewrites=verify_rewrites,
+                            keep_snapshots=snapshots, verify=verify, fusion_switch=fusion_switch,
+                            ledger_on=ledger, pre_run_snapshot=pre_run_snapshot)
+    finally:
+        if gc_was_on:
+            gc.enable()
+
+
+def _execute(graph: ir.Graph, descriptors: Sequence[PassDescriptor], *, stages: Iterable[Any] | None,
+             options: dict[str, str] | None, record_all: bool, infer_shapes: bool, load_errors: Sequence[Any],
+             run_after_load_error: bool, verify_rewrites: bool, keep_snapshots: bool, verify: bool,
+             fusion_switch: Any, ledger_on: bool, pre_run_snapshot: ir.Graph | None) -> Run:
     ledger = _ledger_module().Ledger()
     state = _RunState(ledger=ledger, record_all=record_all, options=dict(options or {}), graph=graph,
-                      verify_rewrites=verify_rewrites, check_numerics=verify)
-    keep_snapshots = snapshots
-    snapshots: dict[str, ir.Graph] = {PRE_RUN_SUFFIX: graph.copy()} if keep_snapshots else {}
+                      verify_rewrites=verify_rewrites, check_numerics=verify, ledger_on=ledger_on)
+    run_lints = ledger if ledger_on else None
+    snapshots: dict[str, ir.Graph] = {}
+    if keep_snapshots:
+        snapshots[PRE_RUN_SUFFIX] = pre_run_snapshot if pre_run_snapshot is not None else graph.copy()
     last_snapshot: list[ir.Graph | None] = [snapshots.get(PRE_RUN_SUFFIX)]
     wanted = [getattr(s, "value", s) for s in stages] if stages is not None else list(STAGE_ORDER)
     for s in wanted:
@@ -484,7 +541,7 @@ def execute(graph: ir.Graph, descriptors: Sequence[PassDescriptor], *, stages: I
                    passes=descriptors, pass_results=results, partial_graph=state.partial_graph)
 
     for err in load_errors:
-        _append_run_lint(ledger, graph, "pass_load_failed", str(err),
+        _append_run_lint(run_lints, graph, "pass_load_failed", str(err),
                          err.to_dict() if hasattr(err, "to_dict") else {"text": str(err)})
     load_failure = ""
     if load_errors:
@@ -492,7 +549,7 @@ def execute(graph: ir.Graph, descriptors: Sequence[PassDescriptor], *, stages: I
     for desc in descriptors:
         problem = _validate_descriptor(desc)
         if problem is not None:
-            _append_run_lint(ledger, graph, "pass_registration_invalid", problem,
+            _append_run_lint(run_lints, graph, "pass_registration_invalid", problem,
                              {"source": _class_source(desc.cls)}, pass_name=desc.pass_name)
             load_failure = (load_failure + "; " if load_failure else "pass plugin load failed: ") + problem
     if load_failure and not run_after_load_error:
@@ -562,7 +619,10 @@ def disabled_by_fusion_switch(switch: Any, pass_names: Sequence[str]) -> set[str
 
 def _append_run_lint(ledger: Any, graph: ir.Graph, rule: str, reason: str, detail: dict[str, Any], *,
                      pass_name: str = "", stage: str = "") -> None:
-    """A run-level LINT record (pass loading, inference) so the ledger alone tells the whole story."""
+    """A run-level LINT record (pass loading, inference) so the ledger alone tells the whole story.
+    ``ledger`` None (a run without ledger): nothing is written."""
+    if ledger is None:
+        return
     mod = _ledger_module()
     d = {("load_rule" if k == "rule" else k): v for k, v in detail.items()}
     d["rule"] = rule
@@ -577,14 +637,14 @@ def _infer(state: _RunState) -> str:
     missing = sorted({n.op_type for g in state.graph.all_graphs() for n in g.nodes()}
                      - set(ops.inferable_op_types()))
     if missing:
-        _append_run_lint(state.ledger, state.graph, "no_inference_rule",
+        _append_run_lint(state.ledger if state.ledger_on else None, state.graph, "no_inference_rule",
                          "gebench has no shape inference for op types " + ", ".join(missing)
                          + "; their output descs were kept as they were", {"op_types": missing}, stage="InferShape")
     try:
         ops.infer_graph(state.graph, allow_unknown_ops=True)
     except Exception as exc:  # noqa: BLE001 - an inference failure fails the compile as in GE
         reason = f"InferShape failed: {exc}"
-        _append_run_lint(state.ledger, state.graph, "infer_shape_failed", reason,
+        _append_run_lint(state.ledger if state.ledger_on else None, state.graph, "infer_shape_failed", reason,
                          {"node": getattr(exc, "node_name", "")}, stage="InferShape")
         return reason
     return ""
@@ -705,11 +765,23 @@ def _translate_run_result(rec: _Recorder, result: Any) -> str:
     return PassStatus.FAILED
 
 
+_SOURCES: weakref.WeakKeyDictionary[Any, str] = weakref.WeakKeyDictionary()
+
+
 def _function_source(fn: Any) -> str:
+    """``file:line`` of a hook (cached per function object: hooks are looked up once per match)."""
+    try:
+        return _SOURCES[fn]
+    except (KeyError, TypeError):
+        pass
+    key = fn
     info = getattr(fn, "__ge_hook_info__", None)
     if info and "function" in info:
         fn = info["function"]
-    return _session.function_location(fn)
+    where = _session.function_location(fn)
+    with contextlib.suppress(TypeError):  # not weak-referenceable: not cached
+        _SOURCES[key] = where
+    return where
 
 
 # --------------------------------------------------------------------------------------------- PatternFusionPass
@@ -884,7 +956,7 @@ def _post_replacement_lints(rec: _Recorder, session: _Session, boundary: Any, re
 
 def _capture_region(state: _RunState, graph: ir.Graph, node_ids: list[int], boundary: Any) -> Any:
     """With ``verify``: the matched region extracted before the rewrite (``gebench.exec``), else None."""
-    if not state.check_numerics:
+    if not state.check_numerics or not state.ledger_on:
         return None
     from gebench.exec.equivalence import capture_rewrite
 
@@ -895,8 +967,8 @@ def _capture_region(state: _RunState, graph: ir.Graph, node_ids: list[int], boun
 
 
 def _check_region(region: Any, graph: ir.Graph, result: Any, record: Any) -> None:
-    """Compare ``region`` with its replacement and store the errors on ``record``."""
-    if region is None:
+    """Compare ``region`` with its replacement and store the errors on ``record`` (None: no ledger, skipped)."""
+    if region is None or record is None:
         return
     if isinstance(region, Exception):
         record.detail["verify"] = {"ok": None, "error": f"{type(region).__name__}: {region}"}

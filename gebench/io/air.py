@@ -15,7 +15,7 @@ from google.protobuf import message as pb_message
 
 from gebench import ir
 
-from ._ge_dump_codec import EncodeOptions, GeDumpError, decode_model, encode_model
+from ._ge_dump_codec import EncodeOptions, GeDumpError, as_ir_graph, decode_model, encode_model
 from .proto import ge_ir_pb2
 
 __all__ = ["save_air", "load_air", "air_bytes"]
@@ -24,11 +24,13 @@ _AIR_OPTIONS = EncodeOptions(const_values=True, framework_defs=True, graph_optio
 
 
 def air_bytes(graph: ir.Graph) -> bytes:
-    """The AIR (binary ModelDef) encoding of ``graph``; the model is named after the graph. O(graph size).
+    """The AIR (binary ModelDef) encoding of ``graph`` (an ``ir.Graph`` or ``ge.graph.Graph``); the model is named
+    after the graph. O(graph size).
 
     Raises:
         GeDumpError: an attr value GE cannot store.
     """
+    graph = as_ir_graph(graph)
     return encode_model(graph, _AIR_OPTIONS, model_name=graph.name).SerializeToString(deterministic=True)
 
 

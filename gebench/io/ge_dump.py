@@ -37,6 +37,7 @@ from ._ge_dump_codec import (
     EncodeOptions,
     GeDumpError,
     OpaqueAttr,
+    as_ir_graph,
     decode_model,
     encode_model,
     graph_outputs,
@@ -99,7 +100,7 @@ def dump_text(graph: ir.Graph, kind: str = "ge_proto", level: DumpLevel | int = 
     if kind == "onnx":
         return str(encode_onnx_model(graph, level))  # protobuf's printer (in C where available)
     if kind == "readable":
-        return _readable(graph)
+        return _readable(as_ir_graph(graph))
     raise ValueError(f"unknown dump kind {kind!r}; expected one of {FORMATS}")
 
 
@@ -165,7 +166,8 @@ def write_dumps(
         for kind in (k for k in FORMATS if k in kinds):
             path = directory / dump_file_name(kind, counters[kind], suffix, graph_id=graph_id, aclop=aclop)
             text = dump_text(graph, kind, level)
-            _write_atomically(path, text.encode("utf-8"))
+            _write_atomically(path, text)
+            del text  # the dump text can be hundreds of MB: free it before the next one is made
             counters[kind] += 1
             written.append(path)
             _log.info("wrote %s", path)
@@ -174,18 +176,32 @@ def write_dumps(
 
 def write_dumps_from_env(snapshots: Mapping[str, ir.Graph], *, graph_id: int = 0,
                          settings: DumpSettings | None = None, start_index: int = 0) -> list[Path]:
-    """Write the dumps the environment asks for (nothing when DUMP_GE_GRAPH is off). See :func:`write_dumps`."""
+    """Write the dumps the environment asks for (nothing when DUMP_GE_GRAPH is off). See :func:`write_dumps`.
+
+    Like GE, falls back to the current directory when the DUMP_GRAPH_PATH directory cannot be created.
+    """
     settings = dump_settings_from_env() if settings is None else settings
     if not settings.enabled or not settings.formats:
         return []
-    return write_dumps(snapshots, settings.directory, graph_id=graph_id, level=settings.level,
+    directory = settings.directory
+    try:
+        directory.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:  # GE falls back to the current directory
+        _log.warning("cannot create dump directory %s (%s); dumping to the current directory", directory, exc)
+        directory = Path(".")
+    return write_dumps(snapshots, directory, graph_id=graph_id, level=settings.level,
                        formats=settings.formats, stages=settings.stages, start_index=start_index)
 
 
-def _write_atomically(path: Path, data: bytes) -> None:
+def _write_atomically(path: Path, text: str) -> None:
+    """Write ``text`` as UTF-8 through a temporary file, so a failed write never leaves half a dump.
+
+    Writes the str through a text-mode file (no encoded copy of the whole text is held in memory).
+    """
     tmp = path.with_name(path.name + ".part")
     try:
-        tmp.write_bytes(data)
+        with open(tmp, "w", encoding="utf-8", newline="") as fh:
+            fh.write(text)
         os.replace(tmp, path)
     except OSError as exc:
         tmp.unlink(missing_ok=True)

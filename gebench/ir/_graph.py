@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import gc
 import itertools
 import logging
 import math
@@ -11,12 +12,14 @@ from typing import Any
 import networkx as nx
 
 from ._node import Node
-from ._tensor import TensorDesc, _copy_attr_dict
+from ._tensor import TensorDesc, _copy_attr_dict, _default_desc
 from .errors import CycleError, GraphError
 
 __all__ = ["Graph", "CONTROL_PORT"]
 
 _log = logging.getLogger(__name__)
+
+_new_node = object.__new__
 
 #: Port number used for both ends of a control edge (GE uses -1 for control anchors).
 CONTROL_PORT = -1
@@ -55,6 +58,7 @@ class Graph:
         self._next_pos = 0.0
         self._ids = itertools.count()
         self._name_counters: dict[str, int] = {}
+        self._n_ctrl = 0  # control edges in the store
         self.subgraphs: dict[str, Graph] = {}
         self.parent_graph: Graph | None = None
         self.parent_node_name: str = ""
@@ -96,33 +100,71 @@ class Graph:
             # keep the id counter above every explicit id so ids are never reused
             current = next(self._ids)
             self._ids = itertools.count(max(current, node_id + 1))
-        node = Node(node_id, name, op_type, self)
-        node.inputs = [TensorDesc() for _ in range(inputs)] if isinstance(inputs, int) else [d.copy() for d in inputs]
-        node.outputs = [TensorDesc() for _ in range(outputs)] if isinstance(outputs, int) else [d.copy() for d in outputs]
-        node.input_names = list(input_names) if input_names is not None else [""] * len(node.inputs)
-        node.output_names = list(output_names) if output_names is not None else [""] * len(node.outputs)
-        if len(node.input_names) != len(node.inputs) or len(node.output_names) != len(node.outputs):
+        ins = [_default_desc() for _ in range(inputs)] if isinstance(inputs, int) else [d.copy() for d in inputs]
+        outs = [_default_desc() for _ in range(outputs)] if isinstance(outputs, int) else [d.copy() for d in outputs]
+        in_names = list(input_names) if input_names is not None else [""] * len(ins)
+        out_names = list(output_names) if output_names is not None else [""] * len(outs)
+        if len(in_names) != len(ins) or len(out_names) != len(outs):
             raise GraphError(f"node {name!r}: anchor names do not line up with anchor descs")
-        if attrs:
-            node.attrs.update(attrs)
+        return self._insert(node_id, name, op_type, dict(attrs) if attrs else {}, ins, outs, in_names, out_names)
+
+    def _add_node_owned(self, op_type: str, name: str | None, attrs: dict[str, Any], inputs: list[TensorDesc],
+                        outputs: list[TensorDesc], input_names: list[str], output_names: list[str]) -> Node:
+        """:meth:`add_node` for callers inside gebench that hand over fresh lists and a fresh attrs dict (taken
+        as they are, not copied; the names must line up with the descs). O(anchors).
+
+        Raises:
+            GraphError: the name is taken.
+        """
+        if name is None:
+            name = self.fresh_name(op_type)
+        elif name in self._by_name:
+            raise GraphError(f"graph {self.name!r} already has a node named {name!r}; pick another name")
+        return self._insert(next(self._ids), name, op_type, attrs, inputs, outputs, input_names, output_names)
+
+    def _insert(self, node_id: int, name: str, op_type: str, attrs: dict[str, Any], inputs: list[TensorDesc],
+                outputs: list[TensorDesc], input_names: list[str], output_names: list[str]) -> Node:
+        node = _new_node(Node)
+        node.id = node_id
+        node._name = name
+        node._op_type = op_type
+        node.attrs = attrs
+        node.inputs = inputs
+        node.outputs = outputs
+        node.input_names = input_names
+        node.output_names = output_names
+        node.subgraph_names = []
+        node.provenance = ""
+        node._graph = self
         self._nodes[node_id] = node
         self._by_name[name] = node_id
-        self._by_type.setdefault(op_type, {})[node_id] = None
-        self._producers[node_id] = [None] * len(node.inputs)
-        self._uses[node_id] = [[] for _ in node.outputs]
-        self._pos[node_id] = self._next_pos
-        self._taken.add(self._next_pos)
-        self._next_pos += 1.0
-        self._store.add_node(node_id)
+        bucket = self._by_type.get(op_type)
+        if bucket is None:
+            self._by_type[op_type] = {node_id: None}
+        else:
+            bucket[node_id] = None
+        self._producers[node_id] = [None] * len(inputs)
+        self._uses[node_id] = [[] for _ in outputs]
+        pos = self._next_pos
+        self._pos[node_id] = pos
+        self._taken.add(pos)
+        self._next_pos = pos + 1.0
+        # the store's own add_node, minus its argument checks: an unused int id, no node attributes
+        store = self._store
+        store._succ[node_id] = {}
+        store._pred[node_id] = {}
+        store._node[node_id] = {}
         return node
 
     def fresh_name(self, prefix: str) -> str:
         """A name ``<prefix>_<k>`` not used in this graph (amortised O(1))."""
         k = self._name_counters.get(prefix, 0)
-        while f"{prefix}_{k}" in self._by_name:
+        name = f"{prefix}_{k}"
+        while name in self._by_name:
             k += 1
+            name = f"{prefix}_{k}"
         self._name_counters[prefix] = k + 1
-        return f"{prefix}_{k}"
+        return name
 
     def remove_node(self, node: Node) -> None:
         """Disconnect ``node`` from everything and remove it. O(degree).
@@ -137,7 +179,16 @@ class Graph:
         for port, uses in enumerate(self._uses[nid]):
             for dst, dst_port in list(uses):
                 self._unlink(nid, port, dst, dst_port)
-        self._store.remove_node(nid)
+        # only control edges are left on the node (one per neighbour); drop them with the node from the store
+        store = self._store
+        succ = store._succ.pop(nid)
+        pred = store._pred.pop(nid)
+        del store._node[nid]
+        for v in succ:
+            del store._pred[v][nid]
+        for u in pred:
+            del store._succ[u][nid]
+        self._n_ctrl -= len(succ) + len(pred)
         del self._nodes[nid]
         del self._by_name[node.name]
         bucket = self._by_type[node.op_type]
@@ -327,10 +378,15 @@ class Graph:
             GraphError: a port does not exist or the input is already fed.
             CycleError: the edge would close a cycle (the graph is left unchanged).
         """
-        self._check_mine(src)
-        self._check_mine(dst)
-        self._check_out_port(src, src_port)
-        self._check_in_port(dst, dst_port)
+        nodes = self._nodes
+        if nodes.get(src.id) is not src:
+            self._check_mine(src)
+        if nodes.get(dst.id) is not dst:
+            self._check_mine(dst)
+        if type(src_port) is not int or not 0 <= src_port < len(src.outputs):
+            self._check_out_port(src, src_port)
+        if type(dst_port) is not int or not 0 <= dst_port < len(dst.inputs):
+            self._check_in_port(dst, dst_port)
         existing = self._producers[dst.id][dst_port]
         if existing is not None:
             prod = self._nodes[existing[0]]
@@ -338,10 +394,32 @@ class Graph:
                 f"input {dst_port} of {dst.name!r} is already fed by {prod.name}:{existing[1]}; "
                 "remove that edge first"
             )
-        self._order_for_edge(src, dst)
-        self._producers[dst.id][dst_port] = (src.id, src_port)
-        self._uses[src.id][src_port].append((dst.id, dst_port))
-        self._store.add_edge(src.id, dst.id, key=(src_port, dst_port))
+        sid, did = src.id, dst.id
+        if self._pos[sid] >= self._pos[did]:
+            self._order_for_edge(src, dst)
+        self._producers[did][dst_port] = (sid, src_port)
+        self._uses[sid][src_port].append((did, dst_port))
+        self._store_add_edge(sid, did, (src_port, dst_port))
+
+    def _store_add_edge(self, u: int, v: int, key: tuple[int, int]) -> None:
+        # MultiDiGraph.add_edge for two existing nodes and no edge data: the key dict is shared by both sides
+        store = self._store
+        succ = store._succ[u]
+        keydict = succ.get(v)
+        if keydict is None:
+            keydict = {}
+            succ[v] = keydict
+            store._pred[v][u] = keydict
+        keydict[key] = {}
+
+    def _store_remove_edge(self, u: int, v: int, key: tuple[int, int]) -> None:
+        # MultiDiGraph.remove_edge for an edge known to exist
+        store = self._store
+        keydict = store._succ[u][v]
+        del keydict[key]
+        if not keydict:
+            del store._succ[u][v]
+            del store._pred[v][u]
 
     def remove_edge(self, src: Node, src_port: int, dst: Node, dst_port: int) -> None:
         """Remove one data edge. Raises GraphError when it does not exist. O(uses of the source port)."""
@@ -363,15 +441,22 @@ class Graph:
             return
         self._order_for_edge(src, dst)
         self._store.add_edge(src.id, dst.id, key=(CONTROL_PORT, CONTROL_PORT))
+        self._n_ctrl += 1
 
     def remove_control_edge(self, src: Node, dst: Node) -> None:
         """Remove a control edge. Raises GraphError when it does not exist."""
         if not self._store.has_edge(src.id, dst.id, key=(CONTROL_PORT, CONTROL_PORT)):
             raise GraphError(f"there is no control edge {src.name} -> {dst.name}")
         self._store.remove_edge(src.id, dst.id, key=(CONTROL_PORT, CONTROL_PORT))
+        self._n_ctrl -= 1
 
     def has_control_edge(self, src: Node, dst: Node) -> bool:
         return self._store.has_edge(src.id, dst.id, key=(CONTROL_PORT, CONTROL_PORT))
+
+    @property
+    def has_control_edges(self) -> bool:
+        """Whether the graph has any control edge. O(1)."""
+        return self._n_ctrl > 0
 
     def replace_all_uses(self, old: Node, old_port: int, new: Node, new_port: int) -> None:
         """Move every consumer of ``old:old_port`` onto ``new:new_port``. O(uses).
@@ -398,7 +483,7 @@ class Graph:
     def _unlink(self, src_id: int, src_port: int, dst_id: int, dst_port: int) -> None:
         self._producers[dst_id][dst_port] = None
         self._uses[src_id][src_port].remove((dst_id, dst_port))
-        self._store.remove_edge(src_id, dst_id, key=(src_port, dst_port))
+        self._store_remove_edge(src_id, dst_id, (src_port, dst_port))
 
     # ------------------------------------------------------------------ order
     def _order_for_edge(self, src: Node, dst: Node) -> None:
@@ -539,7 +624,20 @@ class Graph:
 
     # ------------------------------------------------------------------ whole-graph
     def copy(self, name: str | None = None) -> Graph:
-        """A deep copy with the same node ids, names, positions and subgraphs. O(n + e)."""
+        """A deep copy with the same node ids, names, positions and subgraphs. O(n + e).
+
+        The collector's automatic passes are paused during the copy (a copy allocates many objects and frees
+        none, so those passes would only rescan it); the previous collector state is restored.
+        """
+        gc_was_on = gc.isenabled()
+        gc.disable()
+        try:
+            return self._copy(name)
+        finally:
+            if gc_was_on:
+                gc.enable()
+
+    def _copy(self, name: str | None) -> Graph:
         clone = Graph(self.name if name is None else name)
         clone.attrs = _copy_attr_dict(self.attrs)
         clone.parent_node_name = self.parent_node_name
@@ -555,12 +653,31 @@ class Graph:
         clone._next_pos = self._next_pos
         clone._ids = itertools.count(self._peek_next_id())
         clone._name_counters = dict(self._name_counters)
-        clone._store = self._store.copy()
+        clone._n_ctrl = self._n_ctrl
+        clone._store = self._copy_store()
         for sub in self.subgraphs.values():
             sub_copy = sub.copy()
             sub_copy.parent_graph = clone
             clone.subgraphs[sub_copy.name] = sub_copy
         return clone
+
+    def _copy_store(self) -> nx.MultiDiGraph:
+        """``self._store.copy()`` built directly: same nodes, edges, keys and adjacency order, fresh data dicts."""
+        src = self._store
+        new = nx.MultiDiGraph()
+        new.graph.update(src.graph)
+        new_node, new_succ, new_pred = new._node, new._succ, new._pred
+        for n, data in src._node.items():
+            new_node[n] = data.copy() if data else {}
+            new_succ[n] = {}
+            new_pred[n] = {}
+        for u, nbrs in src._succ.items():
+            succ_u = new_succ[u]
+            for v, keydict in nbrs.items():
+                copied = {k: d.copy() if d else {} for k, d in keydict.items()}
+                succ_u[v] = copied
+                new_pred[v][u] = copied
+        return new
 
     def _peek_next_id(self) -> int:
         value = next(self._ids)
@@ -618,6 +735,9 @@ class Graph:
                 )
         if store_edges != data_edges:
             raise GraphError(f"graph {self.name!r}: edge store and producer table disagree")
+        n_ctrl = sum(1 for _u, _v, k in store.edges(keys=True) if k == (CONTROL_PORT, CONTROL_PORT))
+        if n_ctrl != self._n_ctrl:
+            raise GraphError(f"graph {self.name!r}: control edge count is stale ({self._n_ctrl} kept, {n_ctrl} in store)")
         for src, sp, dst, dp in data_edges:
             if sp >= len(self._nodes[src].outputs) or dp >= len(self._nodes[dst].inputs):
                 raise GraphError(f"graph {self.name!r}: an edge uses a port that does not exist")

@@ -11,6 +11,8 @@ if TYPE_CHECKING:
 
 __all__ = ["Node"]
 
+_new_object = object.__new__
+
 
 class Node:
     """One operator instance in a :class:`Graph`.
@@ -81,13 +83,17 @@ class Node:
             return -1
 
     def _clone_into(self, graph: Graph, node_id: int, name: str) -> Node:
-        clone = Node(node_id, name, self._op_type, graph)
+        clone = _new_object(Node)
+        clone.id = node_id
+        clone._name = name
+        clone._op_type = self._op_type
+        clone._graph = graph
         clone.attrs = _copy_attr_dict(self.attrs)
         clone.inputs = [d.copy() for d in self.inputs]
         clone.outputs = [d.copy() for d in self.outputs]
-        clone.input_names = list(self.input_names)
-        clone.output_names = list(self.output_names)
-        clone.subgraph_names = list(self.subgraph_names)
+        clone.input_names = self.input_names.copy()
+        clone.output_names = self.output_names.copy()
+        clone.subgraph_names = self.subgraph_names.copy()
         clone.provenance = self.provenance
         return clone
 

@@ -18,12 +18,13 @@ UNKNOWN_DIM = -1
 UNKNOWN_RANK = -2
 
 
-@dataclasses.dataclass
+@dataclasses.dataclass(slots=True)
 class TensorDesc:
     """What GE knows about one tensor at a node anchor.
 
     Invariants: ``shape`` is a tuple of ints (``()`` is a scalar, ``(-2,)`` unknown rank);
     ``origin_shape`` likewise. ``attrs`` holds per-anchor attributes (``set_input_attr``).
+    Slotted: graphs hold several descs per node, so they are kept small and quick to copy.
     """
 
     dtype: DataType = DataType.DT_FLOAT
@@ -69,14 +70,58 @@ class TensorDesc:
 
     def copy(self) -> TensorDesc:
         """A deep copy (attrs included). O(attrs): fields are already normalised, so no re-validation."""
-        clone = object.__new__(TensorDesc)
-        clone.__dict__.update(self.__dict__)
+        clone = _new_object(TensorDesc)
+        clone.dtype = self.dtype
+        clone.shape = self.shape
+        clone.format = self.format
+        clone.origin_format = self.origin_format
+        clone.origin_shape = self.origin_shape
+        clone.origin_dtype = self.origin_dtype
         clone.attrs = _copy_attr_dict(self.attrs) if self.attrs else {}
+        return clone
+
+    def _without_attrs(self) -> TensorDesc:
+        """A copy of every field but ``attrs`` (which is empty in the copy). O(1)."""
+        clone = _new_object(TensorDesc)
+        clone.dtype = self.dtype
+        clone.shape = self.shape
+        clone.format = self.format
+        clone.origin_format = self.origin_format
+        clone.origin_shape = self.origin_shape
+        clone.origin_dtype = self.origin_dtype
+        clone.attrs = {}
         return clone
 
     def same_as(self, other: TensorDesc) -> bool:
         """Field-wise equality, attrs included."""
         return self == other
+
+
+_new_object = object.__new__
+
+
+def _desc_unchecked(dtype: DataType, shape: tuple[int, ...], fmt: Format, origin_format: Format,
+                    origin_shape: tuple[int, ...], origin_dtype: DataType | None = None) -> TensorDesc:
+    """A TensorDesc from fields that are already normalised (enum members, tuples of int). Internal fast path."""
+    desc = _new_object(TensorDesc)
+    desc.dtype = dtype
+    desc.shape = shape
+    desc.format = fmt
+    desc.origin_format = origin_format
+    desc.origin_shape = origin_shape
+    desc.origin_dtype = origin_dtype
+    desc.attrs = {}
+    return desc
+
+
+def _default_desc() -> TensorDesc:
+    """``TensorDesc()`` without the field normalisation (the defaults are normalised)."""
+    return _desc_unchecked(DataType.DT_FLOAT, (), Format.FORMAT_ND, Format.FORMAT_ND, ())
+
+
+def _placeholder_desc() -> TensorDesc:
+    """``TensorDesc.placeholder()`` without the field normalisation."""
+    return _desc_unchecked(PLACEHOLDER_DTYPE, (), PLACEHOLDER_FORMAT, PLACEHOLDER_FORMAT, ())
 
 
 @dataclasses.dataclass(eq=False, frozen=True)
@@ -160,5 +205,12 @@ def _copy_attr_value(value: Any) -> Any:
     return value
 
 
+#: Attr value types copied by sharing (immutable). DataType/Format members are ints and shared too.
+_SHARED_TYPES = frozenset({int, float, bool, str, bytes, type(None), TensorValue, DataType, Format})
+
+
 def _copy_attr_dict(attrs: dict[str, Any]) -> dict[str, Any]:
-    return {k: _copy_attr_value(v) for k, v in attrs.items()}
+    if not attrs:
+        return {}
+    shared = _SHARED_TYPES
+    return {k: v if type(v) in shared else _copy_attr_value(v) for k, v in attrs.items()}

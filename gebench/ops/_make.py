@@ -5,7 +5,8 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from gebench.ir import Graph, Node, TensorDesc
+from gebench.ir import Graph, Node
+from gebench.ir._tensor import _default_desc, _placeholder_desc
 
 from ._catalogue import require_schema
 from ._schema import OpSchema
@@ -44,6 +45,39 @@ def _expand(schema: OpSchema, defs: tuple[Any, ...], counts: Mapping[str, int], 
     return names
 
 
+#: (op type, dynamic input counts, dynamic output counts) -> (schema, input names, optional-input flags,
+#: output names). An entry is used only while the catalogue still returns the same schema object.
+_LAYOUTS: dict[Any, tuple[OpSchema, tuple[str, ...], tuple[bool, ...], tuple[str, ...]]] = {}
+_LAYOUTS_MAX = 4096
+
+
+def _layout(op_type: str, dynamic_inputs: Mapping[str, int] | None,
+            dynamic_outputs: Mapping[str, int] | None) -> tuple[OpSchema, tuple[str, ...], tuple[bool, ...],
+                                                                tuple[str, ...]]:
+    schema = require_schema(op_type)
+    key: Any
+    if not dynamic_inputs and not dynamic_outputs:
+        key = op_type
+        cached = _LAYOUTS.get(key)
+    else:
+        try:
+            key = (op_type, tuple(dynamic_inputs.items()) if dynamic_inputs else (),
+                   tuple(dynamic_outputs.items()) if dynamic_outputs else ())
+            cached = _LAYOUTS.get(key)
+        except TypeError:  # an unhashable count: the checks below report it
+            key, cached = (), None
+    if cached is not None and cached[0] is schema:
+        return cached
+    in_names, out_names = anchor_names(schema, dynamic_inputs, dynamic_outputs)
+    kinds = {d.name: d.kind for d in schema.inputs}
+    entry = (schema, tuple(in_names), tuple(kinds.get(n) == "optional" for n in in_names), tuple(out_names))
+    if key:
+        if len(_LAYOUTS) >= _LAYOUTS_MAX:
+            _LAYOUTS.clear()
+        _LAYOUTS[key] = entry
+    return entry
+
+
 def make_node(graph: Graph, op_type: str, *, name: str | None = None,
               dynamic_inputs: Mapping[str, int] | None = None, dynamic_outputs: Mapping[str, int] | None = None,
               attrs: Mapping[str, Any] | None = None) -> Node:
@@ -52,19 +86,18 @@ def make_node(graph: Graph, op_type: str, *, name: str | None = None,
     One input anchor per required/optional input, in IR order (optional ones hold
     :meth:`TensorDesc.placeholder` until fed; required ones a default desc); a dynamic input ``x`` with ``n``
     instances gives anchors ``x0..x{n-1}``. Outputs likewise. Only the given ``attrs`` are set: IR defaults are
-    not added (use :func:`with_defaults`), matching what GE stores for attrs nobody set.
+    not added (use :func:`with_defaults`), matching what GE stores for attrs nobody set. The anchor layout of
+    each (op type, dynamic counts) is worked out once and reused while the op's schema stays the same.
 
     Raises:
         UnknownOpError: ``op_type`` is neither a catalogue op nor a declared custom op.
         ValueError: a dynamic count names a non-dynamic entry or is negative.
         GraphError: ``name`` is taken.
     """
-    schema = require_schema(op_type)
-    in_names, out_names = anchor_names(schema, dynamic_inputs, dynamic_outputs)
-    kinds = {d.name: d.kind for d in schema.inputs}
-    in_descs = [TensorDesc.placeholder() if kinds.get(n) == "optional" else TensorDesc() for n in in_names]
-    return graph.add_node(op_type, name=name, attrs=dict(attrs) if attrs else None, inputs=in_descs,
-                          outputs=[TensorDesc() for _ in out_names], input_names=in_names, output_names=out_names)
+    _, in_names, optional, out_names = _layout(op_type, dynamic_inputs, dynamic_outputs)
+    in_descs = [_placeholder_desc() if opt else _default_desc() for opt in optional]
+    return graph._add_node_owned(op_type, name, dict(attrs) if attrs else {}, in_descs,
+                                 [_default_desc() for _ in out_names], list(in_names), list(out_names))
 
 
 def with_defaults(schema: OpSchema, attrs: Mapping[str, Any] | None = None) -> dict[str, Any]:

@@ -111,6 +111,8 @@ class ViewEdge:
 
     @property
     def element_id(self) -> str:
+        if self.src_port == -2:
+            return f"ge{self.src}_{self.dst}"
         if self.src_port < 0:
             return f"c{self.src}_{self.dst}"
         return edge_element_id(self.src, self.src_port, self.dst, self.dst_port)
@@ -128,6 +130,14 @@ class GraphView:
     total_nodes: int = 0
     edge_labels: bool = True
     focused: bool = False
+    #: SVG id prefix of drawn nodes: ``n`` (graph nodes) or ``g`` (overview groups).
+    element_prefix: str = "n"
+    #: For an overview: group id -> member node ids.
+    groups: dict[int, list[int]] = field(default_factory=dict)
+
+    @property
+    def overview(self) -> bool:
+        return self.element_prefix == "g"
 
     @property
     def node_ids(self) -> set[int]:
@@ -236,15 +246,22 @@ def view_to_dot(view: GraphView, *, rankdir: str = "TB") -> str:
         if extra:
             label += f"<br/><font point-size=\"7\" color=\"#6b7280\">{html.escape(', '.join(extra))}</font>"
         label += ">"
-        cls = f"gb_node gb_op_{_CLASS_SAFE.sub('_', n.op_type)}"
+        if view.overview:
+            cls = "gb_node gb_group"
+        else:
+            cls = f"gb_node gb_op_{_CLASS_SAFE.sub('_', n.op_type)}"
         if n.op_type in CONST_OP_TYPES:
             cls += " gb_const"
         if n.hidden_neighbours:
             cls += " gb_cut"
-        lines.append(f'n{n.id} [id="{node_element_id(n.id)}", class="{cls}", label={label}];')
+        lines.append(f'n{n.id} [id="{view.element_prefix}{n.id}", class="{cls}", label={label}];')
     for e in view.edges:
         attrs = [f'id="{e.element_id}"']
-        if e.src_port < 0:
+        if e.src_port == -2:
+            attrs.append('class="gb_edge gb_group_edge"')
+            if e.label:
+                attrs.append(f"label={_quote(' ' + e.label)}")
+        elif e.src_port < 0:
             attrs.append('class="gb_edge gb_ctrl", style=dashed')
         else:
             attrs.append('class="gb_edge"')

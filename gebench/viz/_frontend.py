@@ -93,10 +93,11 @@ function render({ model, el: root }) {
   const expDump = mk("GE dumps", "export_dumps", "gb-exp");
   const expJson = mk("Report JSON", "export_report", "gb-exp");
   const expSvg = mk("SVG", "export_svg", "gb-exp");
+  const overBtn = mk("Overview", "overview", "gb-over");
   const fitBtn = el("button", "gb-btn", "Fit"); const zin = el("button", "gb-btn", "+"); const zout = el("button", "gb-btn", "\u2212");
   const status = el("span", "gb-status");
   bar.append(title, snapSel, search, runBtn, verifyBtn, diffSel, el("span", "gb-sep", "export:"), expDump, expJson, expSvg,
-             fitBtn, zin, zout, status);
+             overBtn, fitBtn, zin, zout, status);
 
   // body
   const body = el("div", "gb-body");
@@ -175,6 +176,7 @@ function render({ model, el: root }) {
   content.addEventListener("click", (ev) => {
     if (pz.st.moved) return;
     const g = ev.target.closest ? ev.target.closest("g.node") : null;
+    if (g && g.id && g.id[0] === "g") { send("open_group", { group: parseInt(g.id.slice(1), 10) }); return; }
     if (!g || !g.id || g.id[0] !== "n") return;
     for (const o of content.querySelectorAll(".gb_clicked")) o.classList.remove("gb_clicked");
     g.classList.add("gb_clicked");
@@ -242,7 +244,12 @@ function render({ model, el: root }) {
       }
       tr.appendChild(v);
       const src = el("td", "gb-src");
-      for (const s of [r.pattern_src, r.hook_src]) if (s) src.appendChild(el("div", "gb-srcline", s));
+      for (const s of [r.pattern_src, r.hook_src]) {
+        if (!s) continue;
+        const line = el("a", "gb-srcline", s); line.href = "#"; line.title = "show the source";
+        line.onclick = (ev) => { ev.preventDefault(); ev.stopPropagation(); send("show_source", { src: s }); };
+        src.appendChild(line);
+      }
       tr.appendChild(src);
       tr.onclick = () => (r.i === model.get("selected_candidate") ? send("select_candidate", { index: r.i }) : set("selected_candidate", r.i));
       t.appendChild(tr);
@@ -254,6 +261,9 @@ function render({ model, el: root }) {
     details.innerHTML = model.get("details_html") || "<i>click a node or a candidate</i>";
     for (const b of details.querySelectorAll("button[data-action]")) {
       b.onclick = () => send(b.dataset.action, { node: parseInt(b.dataset.node || "-1", 10) });
+    }
+    for (const a of details.querySelectorAll("[data-src]")) {
+      a.onclick = (ev) => { ev.preventDefault(); send("show_source", { src: a.dataset.src }); };
     }
     for (const a of details.querySelectorAll("[data-goto]")) {
       a.onclick = () => { const g = content.querySelector("#" + CSS.escape(a.dataset.goto)); if (g) pz.center(g); };
@@ -272,7 +282,9 @@ function render({ model, el: root }) {
     status.textContent = model.get("status_text") || "";
     root.classList.toggle("gb-busy", !!model.get("busy"));
     const info = model.get("view_info") || {};
-    title.textContent = model.get("title") + (info.drawn !== undefined ? ` \u2014 ${info.drawn}/${info.total} nodes${info.focused ? " (focused)" : ""}` : "");
+    const size = info.overview ? `${info.drawn} groups of ${info.total} nodes (overview; click a group)`
+      : `${info.drawn}/${info.total} nodes${info.focused ? " (focused)" : ""}`;
+    title.textContent = model.get("title") + (info.drawn !== undefined ? ` \u2014 ${size}` : "");
   };
 
   model.on("change:svg_gz", loadSvg);
@@ -339,7 +351,9 @@ CSS = r"""
 .gb-cand { cursor: pointer; } .gb-cand:hover { background: #f9fafb; }
 .gb-cand-sel { background: #fef9c3 !important; }
 .gb-exc { color: #b91c1c; font-family: ui-monospace, monospace; }
-.gb-srcline { font-family: ui-monospace, monospace; font-size: 10px; color: #1d4ed8; }
+.gb-srcline { display: block; font-family: ui-monospace, monospace; font-size: 10px; color: #1d4ed8; }
+.gb-source { font-family: ui-monospace, monospace; font-size: 11px; white-space: pre; overflow-x: auto; }
+.gb-source .gb-hot { background: #fef08a; display: inline-block; min-width: 100%; }
 .gb-badge { border-radius: 8px; padding: 0 5px; font-size: 10px; }
 .gb-ok { background: #dcfce7; color: #166534; } .gb-bad { background: #fee2e2; color: #991b1b; }
 .gb-details { overflow: auto; border-left: 1px solid #e5e7eb; padding: 6px; }
@@ -355,6 +369,7 @@ CSS = r"""
 .gb-chip.gb_st_overlap { background: #bfdbfe; }
 .gb-chip.gb_st_failed { background: #f87171; }
 .gb-chip.gb_st_lint, .gb-count.gb_st_lint { background: #fef08a; }
+g.node.gb_group > polygon { fill: #f8fafc; }
 g.node.gb_st_replaced > path, g.node.gb_st_replaced > polygon { fill: #bbf7d0; stroke: #15803d; stroke-width: 2; }
 g.node.gb_st_rejected > path, g.node.gb_st_rejected > polygon { fill: #fed7aa; stroke: #c2410c; stroke-width: 2; }
 g.node.gb_st_nearmiss > path, g.node.gb_st_nearmiss > polygon { fill: #f3e8ff; stroke: #7e22ce; stroke-width: 2; stroke-dasharray: 4 2; }

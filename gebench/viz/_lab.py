@@ -31,9 +31,10 @@ _log = logging.getLogger(__name__)
 QUICKSTART = "01_quickstart.ipynb"
 
 #: JupyterLab settings for a predictable, quiet session: every cell rendered (no virtualisation, so
-#: cells can be reached by tests and screen readers), no news or update checks.
+#: cells can be reached by tests and screen readers), the notebook's kernel started without asking,
+#: no news or update checks.
 LAB_OVERRIDES: dict[str, Any] = {
-    "@jupyterlab/notebook-extension:tracker": {"windowingMode": "none"},
+    "@jupyterlab/notebook-extension:tracker": {"windowingMode": "none", "autoStartDefaultKernel": True},
     "@jupyterlab/apputils-extension:notification": {"checkForUpdates": False, "fetchNews": "false"},
 }
 
@@ -208,6 +209,14 @@ def lab_main(notebook: str | None = None, *, port: int = 0, token: str | None = 
     server = LabServer(nb.parent, port=port, token=token, open_browser=use_browser,
                        default_url=f"/lab/tree/{nb.name}", settings_dir=Path.home() / ".gebench" / "lab")
     server.start()
+
+    def stop_on_signal(signum: int, _frame: Any) -> None:
+        # the server runs in its own session: stop it before this process goes away
+        server.stop()
+        raise SystemExit(128 + signum)
+
+    for sig in (signal.SIGTERM, signal.SIGHUP):
+        signal.signal(sig, stop_on_signal)
     url = server.url(f"/lab/tree/{nb.name}")
     if out is not None:
         out(f"JupyterLab is running at {url}" + ("" if use_browser else "  (no browser found: open this URL)"))

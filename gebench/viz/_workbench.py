@@ -32,6 +32,7 @@ from ._dot import GraphView, build_view, compress_svg, dtype_short, tensor_label
 from ._focus import k_hop, search_nodes
 from ._frontend import CSS, ESM
 from ._layout_cache import LayoutCache
+from ._overview import build_overview
 from ._source import (
     STATUS_CLASS,
     STATUS_PRECEDENCE,
@@ -100,6 +101,8 @@ class Workbench(anywidget.AnyWidget):
         threshold: above this many nodes the graph is shown as a focused k-hop view (default 1,500).
         hops: the k of focused views.
         max_focus_nodes: cap on the nodes of one focused view.
+        overview_groups: at most this many boxes in the whole-model overview of a large graph (nodes are
+            grouped by name prefix; click a box to open it).
         export_dir: where the export buttons write (default ``./gebench_exports``).
         layout_timeout: seconds allowed for one graphviz layout.
         compile_kwargs: extra keyword arguments for :func:`gebench.compile` (``custom_ops=...``).
@@ -140,6 +143,7 @@ class Workbench(anywidget.AnyWidget):
         threshold: int = 1500,
         hops: int = 2,
         max_focus_nodes: int = 300,
+        overview_groups: int = 200,
         export_dir: str | Path | None = None,
         layout_timeout: float = 30.0,
         **compile_kwargs: Any,
@@ -149,6 +153,7 @@ class Workbench(anywidget.AnyWidget):
         self.hops = hops
         self.max_focus_nodes = max_focus_nodes
         self.max_focus_seeds = 24
+        self.overview_groups = overview_groups
         self.export_dir = Path(export_dir) if export_dir is not None else Path.cwd() / "gebench_exports"
         self.layout_cache = _SHARED_CACHE if layout_timeout == _SHARED_CACHE.timeout else LayoutCache(timeout=layout_timeout)
         self._passes = passes
@@ -307,23 +312,23 @@ class Workbench(anywidget.AnyWidget):
             return build_view(graph)
         seeds = [s for s in (seeds or []) if graph.has_node_id(s)]
         if not seeds:
-            # nothing selected yet: the head of the graph in topological order
-            ids = {n.id for n in graph.nodes()[: self.max_focus_nodes]}
+            # nothing selected: the whole model, grouped by name prefix
+            return build_overview(graph, max_groups=self.overview_groups)
         else:
             ids = k_hop(graph, seeds[: self.max_focus_seeds], k=self.hops, max_nodes=self.max_focus_nodes)
         return build_view(graph, node_ids=ids)
 
-    def _draw(self, label: str, seeds: Iterable[int] | None = None) -> None:
+    def _draw(self, label: str, seeds: Iterable[int] | None = None, *, node_ids: Iterable[int] | None = None) -> None:
         graph = self._graphs[label]
         start = time.perf_counter()
-        view = self._make_view(graph, seeds)
+        view = build_view(graph, node_ids=node_ids) if node_ids is not None else self._make_view(graph, seeds)
         svg = self._layout(view)
         self._view, self._view_graph, self._view_svg = view, graph, svg
         gz = compress_svg(svg)
         if gz != self.svg_gz:
             self.svg_gz = gz
         self.view_info = {"snapshot": label, "drawn": len(view.nodes), "total": len(graph),
-                          "focused": view.focused, "bytes": len(gz)}
+                          "focused": view.focused, "overview": view.overview, "bytes": len(gz)}
         self.timings["draw"] = time.perf_counter() - start
         if self.snapshot != label:
             with self.hold_trait_notifications():
@@ -396,7 +401,8 @@ class Workbench(anywidget.AnyWidget):
         label = self._snapshot_for(ids) if ids else (self.snapshot or self._default_snapshot())
         graph = self._graphs[label]
         need_focus = len(graph) > self.threshold
-        if label != self.snapshot or self._view is None or (need_focus and ids and not ids & self._view.node_ids):
+        shown = self._view.element_of if self._view is not None else {}
+        if label != self.snapshot or self._view is None or (need_focus and ids and not any(i in shown for i in ids)):
             self._draw(label, ids)
         self.candidates = [r.to_row() for r in rows]
         if self.selected_candidate >= 0 and self.selected_candidate not in {r.index for r in rows}:
@@ -466,7 +472,8 @@ class Workbench(anywidget.AnyWidget):
         if row.pass_name != self.selected_pass:
             self.selected_pass = row.pass_name
         ids = set(row.target_ids)
-        if self._view is not None and ids and not ids <= self._view.node_ids and self._view.focused:
+        view = self._view
+        if view is not None and ids and (view.overview or (view.focused and not ids <= view.node_ids)):
             self._draw(self._snapshot_for(ids), ids)
         self._refresh_highlight()
         self.details_html = self._candidate_html(row)
@@ -489,7 +496,10 @@ class Workbench(anywidget.AnyWidget):
         if row.max_abs_error is not None:
             items.append(("verify", f"max abs err {row.max_abs_error:.3g}, max rel err {row.max_rel_error or 0:.3g}"))
         for k, v in items:
-            if v:
+            if v and k in ("pattern source", "hook source"):
+                parts.append(f"<tr><td><b>{e(k)}</b></td><td><a href='#' class='gb-srcline' data-src='{e(str(v))}'>"
+                             f"{e(str(v))}</a></td></tr>")
+            elif v:
                 cls = " class='gb-exc'" if k == "exception" else ""
                 parts.append(f"<tr><td><b>{e(k)}</b></td><td{cls}>{e(str(v))}</td></tr>")
         parts.append("</table>")
@@ -596,7 +606,7 @@ class Workbench(anywidget.AnyWidget):
         if graph is None:
             raise LookupError("nothing is drawn yet")
         nid = node if isinstance(node, int) else graph.node_by_name(node).id
-        if self._view is not None and nid not in self._view.node_ids and graph.has_node_id(nid):
+        if self._view is not None and (self._view.overview or nid not in self._view.node_ids) and graph.has_node_id(nid):
             self._draw(self.snapshot, [nid])
         if self.selected_node == nid:
             self._apply_node(nid)
@@ -679,6 +689,49 @@ class Workbench(anywidget.AnyWidget):
                 break
         return f"<div class='gb-explain'><b>why / why not</b><pre>{e(str(text))}</pre></div>"
 
+    def show_source(self, location: str, *, context: int = 8) -> str:
+        """Show the lines around ``location`` (``path:line``, as in the ledger) in the details panel.
+
+        Returns the HTML shown. Raises:
+            FileNotFoundError: the file does not exist (any more).
+            ValueError: ``location`` is not ``path:line``.
+        """
+        path, sep, line_text = location.rpartition(":")
+        if not sep or not line_text.isdigit():
+            raise ValueError(f"expected 'path:line', got {location!r}")
+        line = int(line_text)
+        lines = Path(path).read_text(encoding="utf-8", errors="replace").splitlines()
+        lo, hi = max(1, line - context), min(len(lines), line + context)
+        body = []
+        for i in range(lo, hi + 1):
+            text = html.escape(f"{i:5d}  {lines[i - 1]}")
+            body.append(f"<span class='gb-hot'>{text}</span>" if i == line else text)
+        shown = (f"<h4>{html.escape(Path(path).name)}:{line}</h4><div class='gb-path'>{html.escape(path)}</div>"
+                 f"<div class='gb-source'>" + "\n".join(body) + "</div>")
+        self.details_html = shown
+        return shown
+
+    # ------------------------------------------------------------------------------------------ overview
+    def show_overview(self) -> None:
+        """Draw the whole current snapshot: grouped by name prefix above ``threshold`` nodes, else as is."""
+        self._draw(self.snapshot or self._default_snapshot())
+        self._refresh_highlight()
+
+    def open_group(self, group: int) -> None:
+        """From the overview, draw the nodes of one group (at most ``max_focus_nodes``).
+
+        Raises:
+            LookupError: the overview is not shown or has no such group.
+        """
+        view = self._view
+        if view is None or not view.overview or group not in view.groups:
+            raise LookupError(f"no overview group {group} is shown; call show_overview() first")
+        members = view.groups[group]
+        self._draw(self.snapshot, node_ids=members[: self.max_focus_nodes])
+        self._refresh_highlight()
+        more = len(members) - self.max_focus_nodes
+        self.status_text = f"group of {len(members)} nodes" + (f" (first {self.max_focus_nodes} shown)" if more > 0 else "")
+
     # ------------------------------------------------------------------------------------------ search
     def _on_search(self, change: dict) -> None:
         self.find(change["new"])
@@ -691,7 +744,7 @@ class Workbench(anywidget.AnyWidget):
             return []
         hits = search_nodes(graph, query)
         ids = [n.id for n in hits]
-        if ids and self._view is not None and not set(ids) & self._view.node_ids:
+        if ids and self._view is not None and (self._view.overview or not set(ids) & self._view.node_ids):
             self._draw(label, ids)
         self._sticky = {nid: "gb_clicked" for nid in ids}
         self._refresh_highlight()
@@ -974,6 +1027,9 @@ class Workbench(anywidget.AnyWidget):
             "export_report": self.export_report,
             "export_dumps": self.export_dumps,
             "explain": lambda: self.why_not(int(content.get("node", self.selected_node))),
+            "overview": self.show_overview,
+            "open_group": lambda: self.open_group(int(content.get("group", -1))),
+            "show_source": lambda: self.show_source(str(content.get("src", ""))),
             "select_pass": lambda: self.select_pass(str(content.get("name", self.selected_pass))),
             "select_candidate": lambda: self.select_candidate(int(content.get("index", self.selected_candidate))),
             "select_node": lambda: self.select_node(int(content.get("node", self.selected_node))),

@@ -91,6 +91,7 @@ class _Plan:
     returns: str  # "holder" | "list" | "object"
     output_fields: list[tuple[str, str, bool]]  # (python attr, IR output name, dynamic)
     output_cls: type | None = None
+    tensor_attrs: tuple[ops.AttrDef, ...] = ()  # the schema's Tensor-typed attrs
 
     @property
     def op_type(self) -> str:
@@ -153,7 +154,8 @@ def _plan(schema: ops.OpSchema) -> tuple[_Plan, str, dict[str, Any]]:
         fields.append((py, o.name, o.kind == "dynamic"))
 
     plan = _Plan(schema, input_py, owner, counts, subgraphs, attrs,
-                 converts=len(inputs) > 1 or all_optional, returns=returns, output_fields=fields)
+                 converts=len(inputs) > 1 or all_optional, returns=returns, output_fields=fields,
+                 tensor_attrs=tuple(a for a in schema.attrs if a.type == "Tensor"))
 
     def tup(names: list[str]) -> str:
         return "(" + "".join(f"{n}, " for n in names) + ")"
@@ -233,6 +235,19 @@ def _is_intlike(v: Any) -> bool:
 
 
 def _convert_attr(op: str, py: str, a: ops.AttrDef, v: Any) -> Any:
+    t = a.type
+    tv = type(v)
+    # the common exact types first (no closures built on this path)
+    if t == "Bool" and tv is bool:
+        return v
+    if t == "Int" and tv is int:
+        return v
+    if t == "String" and tv is str:
+        return v
+    return _convert_attr_slow(op, py, a, v)
+
+
+def _convert_attr_slow(op: str, py: str, a: ops.AttrDef, v: Any) -> Any:
     def bad(expected: str) -> TypeError:
         return TypeError(f"{op}(): attr '{py}' must be {expected}, got {v!r} ({_type_name(v)})")
 
@@ -351,8 +366,8 @@ def _call(plan: _Plan, inputs: tuple[Any, ...], owner: Any, counts: tuple[Any, .
                 raise ValueError(f"{op}(): argument '{py}' ({th.name}) belongs to GraphBuilder "
                                  f"{th._builder.name!r}, but this {op} is built in {builder.name!r}; "
                                  "all inputs must come from one builder")
-    for a in schema.attrs:
-        if a.type == "Tensor" and a.name in attr_values:
+    for a in plan.tensor_attrs:
+        if a.name in attr_values:
             v = attr_values[a.name]
             attr_values[a.name] = a.default_copy() if v is _EMPTY_TENSOR else v._take(f"{op}() attr '{a.name}'")
     node = builder._add_op_node(schema, values, attr_values, dyn_out, graphs)

@@ -5,6 +5,7 @@ from __future__ import annotations
 import contextlib
 import enum
 import math
+import struct
 import threading
 from collections.abc import Iterator
 from typing import Any, NoReturn
@@ -16,6 +17,7 @@ from gebench.ge.graph import Graph
 from gebench.ge.graph._attr import _AttrValue, to_float32
 from gebench.ge.graph.tensor_desc import check_dims
 from gebench.ge.graph.types import DataType, Format
+from gebench.ir._tensor import _desc_unchecked
 
 from .tensor_holder import TensorHolder
 
@@ -107,6 +109,28 @@ def _require_str(value: Any, what: str) -> str:
     return value
 
 
+# Scalar Const values by (dtype, exact value): TensorValues are immutable, so Consts built from the same scalar
+# share one (as graph copies do). Bounded; cleared when full.
+_SCALARS: dict[tuple[Any, ...], ir.TensorValue] = {}
+_SCALARS_MAX = 1024
+
+
+def _scalar_value(dtype: DataType, value: Any) -> ir.TensorValue:
+    # the exact bit pattern keys floats (0.0 and -0.0 differ, NaN payloads too); ints key by value
+    key = (dtype, type(value), struct.pack("<d", value) if isinstance(value, float) else value)
+    cached = _SCALARS.get(key)
+    if cached is None:
+        cached = ir.TensorValue(dtype, np.array(value, dtype=ir.numpy_dtype(dtype)))
+        if len(_SCALARS) >= _SCALARS_MAX:
+            _SCALARS.clear()
+        _SCALARS[key] = cached
+    return cached
+
+
+def _scalar_desc(dtype: DataType) -> ir.TensorDesc:
+    return _desc_unchecked(ir.DataType(dtype), (), Format.FORMAT_ND, Format.FORMAT_ND, ())
+
+
 class GraphBuilder:
     """Builds a graph eagerly, node by node (GE's "ES" builder).
 
@@ -156,6 +180,9 @@ class GraphBuilder:
         return th
 
     def _apply_scopes(self, node: ir.Node) -> None:
+        scopes = _SCOPES
+        if not scopes.attrs and not scopes.deps:
+            return
         for attrs in _SCOPES.attrs:
             for key, value in attrs.items():
                 node.attrs[key] = value.copy() if isinstance(value, (ir.TensorValue, list)) else value
@@ -167,10 +194,8 @@ class GraphBuilder:
 
     def _connect(self, th: TensorHolder, node: ir.Node, port: int) -> None:
         self._graph.add_edge(th._ir_node, th._output_index, node, port)
-        src = th._ir_node.outputs[th._output_index]
-        node.inputs[port] = ir.TensorDesc(dtype=src.dtype, shape=src.shape, format=src.format,
-                                          origin_format=src.origin_format, origin_shape=src.origin_shape,
-                                          origin_dtype=src.origin_dtype)
+        # the producer's desc without its per-anchor attrs
+        node.inputs[port] = th._ir_node.outputs[th._output_index]._without_attrs()
 
     def _add_op_node(self, schema: ops.OpSchema, inputs: list[Any], attrs: dict[str, Any],
                      dynamic_outputs: dict[str, int], subgraphs: dict[str, Graph]) -> ir.Node:
@@ -197,9 +222,14 @@ class GraphBuilder:
 
     def _const(self, dtype: DataType, values: list[Any], shape: list[int]) -> TensorHolder:
         self._check_live("create a Const")
-        value = ir.TensorValue(dtype, np.array(values, dtype=ir.numpy_dtype(dtype)).reshape(shape))
+        if not shape:
+            value = _scalar_value(dtype, values[0])
+            desc = _scalar_desc(dtype)
+        else:
+            value = ir.TensorValue(dtype, np.array(values, dtype=ir.numpy_dtype(dtype)).reshape(shape))
+            desc = ir.TensorDesc.of(dtype, shape, Format.FORMAT_ND)
         node = ops.make_node(self._graph, "Const", name=self._next_name("Const"), attrs={"value": value})
-        node.outputs[0] = ir.TensorDesc.of(dtype, shape, Format.FORMAT_ND)
+        node.outputs[0] = desc
         self._apply_scopes(node)
         return self._holder(node)
 
@@ -258,9 +288,9 @@ class GraphBuilder:
             why = ("the index is negative" if index < 0 else
                    f"index {index} is already used" if index in self._inputs else f"name {node_name!r} is taken")
             raise RuntimeError(f"Failed to create input: {why}")
-        desc = ir.TensorDesc.of(data_type, dims, format)
-        node = self._graph.add_node(type_str.value, name=node_name, attrs={"index": index}, inputs=[desc],
-                                    outputs=[desc], input_names=["x"], output_names=["y"])
+        desc = ir.TensorDesc.of(data_type, dims, format) if dims else _desc_unchecked(data_type, (), format, format, ())
+        node = self._graph._add_node_owned(type_str.value, node_name, {"index": index}, [desc], [desc.copy()],
+                                           ["x"], ["y"])
         self._inputs[index] = node
         self._apply_scopes(node)
         return self._holder(node)

@@ -1,0 +1,207 @@
+"""The workbench in a real browser: JupyterLab + headless Chromium (Debian's) driven by Playwright.
+
+Runs the quickstart notebook top to bottom in JupyterLab, then clicks a pass and a candidate in the
+widget and checks the highlighted SVG elements and the details panel. The screenshot is kept as a test
+artifact (``build/test-artifacts/workbench.png``) and copied to ``docs/images/workbench.png``.
+
+Needs ``/usr/bin/chromium`` and graphviz (``scripts/install_browser_deps.sh`` installs both; the test
+command runs it first).
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+from pathlib import Path
+
+import pytest
+
+from gebench.viz._lab import LabServer
+
+ROOT = Path(__file__).resolve().parents[1]
+CHROMIUM = "/usr/bin/chromium"
+CHROMIUM_FLAGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking",
+                  "--disable-quic", "--no-first-run", "--disable-component-update", "--disable-sync"]
+ARTIFACTS = Path(os.environ.get("GEBENCH_TEST_ARTIFACTS", ROOT / "build" / "test-artifacts"))
+PANEL = ".jp-NotebookPanel:not(.lm-mod-hidden)"
+
+pytestmark = pytest.mark.timeout(300)
+
+
+@pytest.fixture
+def lab_root(tmp_path: Path) -> Path:
+    """A copy of the notebooks (so running them never rewrites the repo's files) next to the real
+    assets and passes, as in a checkout."""
+    (tmp_path / "notebooks").mkdir()
+    shutil.copy(ROOT / "notebooks" / "01_quickstart.ipynb", tmp_path / "notebooks")
+    for folder in ("assets", "passes"):
+        (tmp_path / folder).symlink_to(ROOT / folder, target_is_directory=True)
+    return tmp_path
+
+
+def _run_all_cells(page) -> None:
+    """Run > Run All Cells; retried while the freshly started kernel is not yet taking requests."""
+    first_prompt = page.locator(f"{PANEL} .jp-CodeCell .jp-InputPrompt").first
+    dialog = page.locator(".jp-Dialog .jp-mod-accept")
+    for _ in range(6):
+        if dialog.count() and dialog.first.is_visible():  # "Select Kernel": accept the notebook's kernel
+            dialog.first.click()
+            page.wait_for_selector(".jp-Notebook-ExecutionIndicator[data-status='idle']", timeout=60_000)
+        try:
+            page.click(".lm-MenuBar-item:has-text('Run')", timeout=5_000)
+            page.click(".lm-Menu-item:has-text('Run All Cells') >> nth=0", timeout=5_000)
+        except Exception:  # noqa: BLE001 - a dialog got in the way: accept it (never dismiss it) and retry
+            if not (dialog.count() and dialog.first.is_visible()):
+                page.keyboard.press("Escape")
+            continue
+        try:
+            page.wait_for_function("el => /\\[(\\*|\\d+)\\]/.test(el.textContent)",
+                                   arg=first_prompt.element_handle(), timeout=15_000)
+            return
+        except Exception:  # noqa: BLE001 - playwright's TimeoutError: try again
+            continue
+    raise AssertionError("JupyterLab never started running the notebook's cells")
+
+
+def _wait_for_widget(page, selector: str, timeout_ms: int) -> None:
+    """Wait until ``selector`` shows in the visible notebook. JupyterLab sometimes renders a widget output
+    before its model arrives over a just-opened kernel connection ("Error displaying widget: model not
+    found"); a user re-runs the cell then, and so does this helper, once."""
+    target = page.locator(f"{PANEL} {selector}").first
+    error = page.locator(f"{PANEL} .jp-OutputArea-output:has-text('Error displaying widget')")
+    for attempt in range(2):
+        page.wait_for_function(
+            "([sel, panel]) => document.querySelector(panel + ' ' + sel) !== null || "
+            "[...document.querySelectorAll(panel + ' .jp-OutputArea-output')]"
+            ".some(el => el.textContent.includes('Error displaying widget'))",
+            arg=[selector, PANEL], timeout=timeout_ms)
+        if target.count():
+            return
+        if attempt == 0 and error.count():
+            _run_all_cells(page)
+    target.wait_for(state="attached", timeout=timeout_ms)
+
+
+def test_quickstart_in_jupyterlab(lab_root: Path) -> None:
+    assert Path(CHROMIUM).exists(), "Chromium is missing: run scripts/install_browser_deps.sh"
+    from playwright.sync_api import sync_playwright
+
+    ARTIFACTS.mkdir(parents=True, exist_ok=True)
+    shot = ARTIFACTS / "workbench.png"
+    for old in (shot, ARTIFACTS / "workbench-failure.png"):
+        old.unlink(missing_ok=True)
+    with LabServer(lab_root / "notebooks") as lab, sync_playwright() as pw:
+        browser = pw.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_FLAGS)
+        page = browser.new_page(viewport={"width": 1500, "height": 1100})
+        errors: list[str] = []
+        page.on("pageerror", lambda exc: errors.append(str(exc)))
+        try:
+            page.goto(lab.url("/lab/tree/01_quickstart.ipynb?reset"))
+            page.wait_for_selector(f"{PANEL} .jp-Notebook", timeout=60_000)
+            page.wait_for_selector(".jp-Notebook-ExecutionIndicator[data-status='idle']", timeout=60_000)
+            _run_all_cells(page)
+
+            # every cell ran (no "[*]" left, the last one numbered) and none raised
+            last_prompt = page.locator(f"{PANEL} .jp-CodeCell .jp-InputPrompt").last
+            page.wait_for_function(
+                "el => /\\[\\d+\\]/.test(el.textContent)", arg=last_prompt.element_handle(), timeout=120_000)
+            error_outputs = page.locator(f"{PANEL} [data-mime-type='application/vnd.jupyter.error']")
+            assert error_outputs.count() == 0, error_outputs.first.inner_text()
+
+            _wait_for_widget(page, ".gb-root svg g.node", 30_000)
+            root = page.locator(f"{PANEL} .gb-root").first
+            n_nodes = root.locator(".gb-main-pane svg g.node").count()
+            assert n_nodes > 20
+
+            # click a pass that replaced something: its candidates are restyled in place
+            fired = root.locator(".gb-pass").filter(has=page.locator(".gb-count.gb_st_replaced:not(:text-is('0 repl.'))"))
+            assert fired.count() > 0, "the pass list shows no pass that replaced anything"
+            svg_serial = root.get_attribute("data-svg-serial")
+            pass_name = fired.first.get_attribute("data-pass")
+            fired.first.click()
+            page.wait_for_function("el => el.classList.contains('gb-pass-sel')", arg=fired.first.element_handle())
+            replaced = root.locator(".gb-main-pane svg g.node.gb_st_replaced")
+            replaced.first.wait_for(state="attached", timeout=20_000)
+            assert replaced.count() >= 2
+            assert root.get_attribute("data-svg-serial") == svg_serial, "selecting a pass must not redraw the SVG"
+            fill = replaced.first.locator("polygon").first.evaluate("el => getComputedStyle(el).fill")
+            assert fill == "rgb(187, 247, 208)", f"replaced nodes are not restyled: fill={fill}"
+
+            # click a replaced candidate: its nodes get the selection class, the details panel fills
+            row = root.locator("tr.gb-cand").filter(has=page.locator(".gb_st_replaced")).first
+            row.click()
+            root.locator(".gb-main-pane svg g.node.gb_sel").first.wait_for(state="attached", timeout=20_000)
+            details = root.locator(".gb-details")
+            page.wait_for_function("el => el.textContent.includes('candidate #')", arg=details.element_handle())
+            text = details.inner_text()
+            assert "replaced" in text and pass_name in text and "source" in text
+            assert root.locator("tr.gb-cand.gb-cand-sel").count() == 1
+
+            # click a node: its attrs and tensor descs are shown, with "why not here?"
+            node = root.locator(".gb-main-pane svg g.node.gb_op_Add, .gb-main-pane svg g.node.gb_op_BatchMatMulV2").first
+            node.dispatch_event("click")
+            page.wait_for_function("el => el.textContent.includes('why not here?')", arg=details.element_handle())
+            assert "inputs" in details.inner_text() and "outputs" in details.inner_text()
+            # for the picture: the pass with the most candidates, and its first candidate
+            busiest = max(root.locator(".gb-pass").all(),
+                          key=lambda el: int(el.locator(".gb-count").first.inner_text().split()[0]))
+            busiest.click()
+            root.locator("tr.gb-cand").first.click()
+            page.wait_for_function("el => el.textContent.includes('candidate #')", arg=details.element_handle())
+            root.locator(".gb-main-pane svg g.node.gb_sel").first.wait_for(state="attached", timeout=20_000)
+            root.screenshot(path=str(shot))
+        finally:
+            if not shot.exists():
+                page.screenshot(path=str(ARTIFACTS / "workbench-failure.png"))
+            browser.close()
+    assert not errors, f"JavaScript errors in the page: {errors}"
+    assert shot.stat().st_size > 10_000
+    images = ROOT / "docs" / "images"
+    images.mkdir(parents=True, exist_ok=True)
+    shutil.copy(shot, images / "workbench.png")
+
+
+BIG_NOTEBOOK_CELL = """from gebench.viz import Workbench
+from gebench.viz._synthetic import transformer_like
+wb = Workbench(transformer_like(3000), overview_groups=40)
+wb"""
+
+
+def test_large_graph_overview_opens_a_group(tmp_path: Path) -> None:
+    assert Path(CHROMIUM).exists(), "Chromium is missing: run scripts/install_browser_deps.sh"
+    import nbformat
+    from playwright.sync_api import sync_playwright
+
+    book = nbformat.v4.new_notebook()
+    book.cells = [nbformat.v4.new_code_cell(BIG_NOTEBOOK_CELL)]
+    book.metadata["kernelspec"] = {"name": "python3", "display_name": "Python 3", "language": "python"}
+    nbformat.write(book, tmp_path / "big.ipynb")
+    with LabServer(tmp_path) as lab, sync_playwright() as pw:
+        browser = pw.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_FLAGS)
+        page = browser.new_page(viewport={"width": 1400, "height": 1000})
+        errors: list[str] = []
+        page.on("pageerror", lambda exc: errors.append(str(exc)))
+        try:
+            page.goto(lab.url("/lab/tree/big.ipynb?reset"))
+            page.wait_for_selector(f"{PANEL} .jp-Notebook", timeout=60_000)
+            page.wait_for_selector(".jp-Notebook-ExecutionIndicator[data-status='idle']", timeout=60_000)
+            _run_all_cells(page)
+            _wait_for_widget(page, ".gb-root svg g.node.gb_group", 60_000)
+            root = page.locator(f"{PANEL} .gb-root").first
+            groups = root.locator(".gb-main-pane svg g.node.gb_group").count()
+            assert 2 <= groups <= 40
+            assert "overview" in root.locator(".gb-title").inner_text()
+            root.locator(".gb-main-pane svg g#g3").dispatch_event("click")
+            root.locator(".gb-main-pane svg g.node.gb_op_MatMul").first.wait_for(state="attached", timeout=30_000)
+            title = root.locator(".gb-title")
+            page.wait_for_function("el => el.textContent.includes('(focused)')", arg=title.element_handle())
+            assert root.locator(".gb-main-pane svg g.node.gb_group").count() == 0
+            root.locator("button[data-action='overview']").click()
+            root.locator(".gb-main-pane svg g#g3").wait_for(state="attached", timeout=30_000)
+        except Exception:
+            ARTIFACTS.mkdir(parents=True, exist_ok=True)
+            page.screenshot(path=str(ARTIFACTS / "overview-failure.png"))
+            raise
+        finally:
+            browser.close()
+    assert not errors, f"JavaScript errors in the page: {errors}"
