@@ -63,23 +63,35 @@ def _run_all_cells(page) -> None:
     raise AssertionError("JupyterLab never started running the notebook's cells")
 
 
-def _wait_for_widget(page, selector: str, timeout_ms: int) -> None:
-    """Wait until ``selector`` shows in the visible notebook. JupyterLab sometimes renders a widget output
-    before its model arrives over a just-opened kernel connection ("Error displaying widget: model not
-    found"); a user re-runs the cell then, and so does this helper, once."""
-    target = page.locator(f"{PANEL} {selector}").first
+def _open_notebook(page, lab: LabServer, notebook: Path) -> None:
+    """Start the notebook's kernel on the server, open the notebook, and wait until JupyterLab is
+    connected to that kernel (the status bar says "Idle"). Running cells before that races JupyterLab's
+    own kernel start-up (see :meth:`LabServer.start_kernel`)."""
+    lab.start_kernel(notebook)
+    page.goto(lab.url(f"/lab/tree/{notebook.name}?reset"))
+    page.wait_for_selector(f"{PANEL} .jp-Notebook", timeout=60_000)
+    page.wait_for_function(
+        "() => [...document.querySelectorAll('#jp-main-statusbar .jp-StatusBar-TextItem')]"
+        ".some(el => /\\|\\s*Idle/.test(el.textContent))", timeout=60_000)
+
+
+def _wait_for_widget(page, selector: str, timeout_ms: int, console: list[str]) -> None:
+    """Wait until ``selector`` shows in the visible notebook; fail at once, with the browser console,
+    when a widget output says it cannot be displayed."""
+    page.wait_for_function(
+        "([sel, panel]) => document.querySelector(panel + ' ' + sel) !== null || "
+        "[...document.querySelectorAll(panel + ' .jp-OutputArea-output')]"
+        ".some(el => el.textContent.includes('Error displaying widget'))",
+        arg=[selector, PANEL], timeout=timeout_ms)
     error = page.locator(f"{PANEL} .jp-OutputArea-output:has-text('Error displaying widget')")
-    for attempt in range(2):
-        page.wait_for_function(
-            "([sel, panel]) => document.querySelector(panel + ' ' + sel) !== null || "
-            "[...document.querySelectorAll(panel + ' .jp-OutputArea-output')]"
-            ".some(el => el.textContent.includes('Error displaying widget'))",
-            arg=[selector, PANEL], timeout=timeout_ms)
-        if target.count():
-            return
-        if attempt == 0 and error.count():
-            _run_all_cells(page)
-    target.wait_for(state="attached", timeout=timeout_ms)
+    assert not error.count(), f"{error.first.inner_text()}; browser console:\n" + "\n".join(console[-30:])
+
+
+def _watch_console(page) -> list[str]:
+    """Collect the page's console warnings and errors (shown when a test fails)."""
+    lines: list[str] = []
+    page.on("console", lambda msg: lines.append(f"{msg.type}: {msg.text}") if msg.type in ("error", "warning") else None)
+    return lines
 
 
 def test_quickstart_in_jupyterlab(lab_root: Path) -> None:
@@ -95,10 +107,9 @@ def test_quickstart_in_jupyterlab(lab_root: Path) -> None:
         page = browser.new_page(viewport={"width": 1500, "height": 1100})
         errors: list[str] = []
         page.on("pageerror", lambda exc: errors.append(str(exc)))
+        console = _watch_console(page)
         try:
-            page.goto(lab.url("/lab/tree/01_quickstart.ipynb?reset"))
-            page.wait_for_selector(f"{PANEL} .jp-Notebook", timeout=60_000)
-            page.wait_for_selector(".jp-Notebook-ExecutionIndicator[data-status='idle']", timeout=60_000)
+            _open_notebook(page, lab, lab_root / "notebooks" / "01_quickstart.ipynb")
             _run_all_cells(page)
 
             # every cell ran (no "[*]" left, the last one numbered) and none raised
@@ -108,7 +119,7 @@ def test_quickstart_in_jupyterlab(lab_root: Path) -> None:
             error_outputs = page.locator(f"{PANEL} [data-mime-type='application/vnd.jupyter.error']")
             assert error_outputs.count() == 0, error_outputs.first.inner_text()
 
-            _wait_for_widget(page, ".gb-root svg g.node", 30_000)
+            _wait_for_widget(page, ".gb-root svg g.node", 30_000, console)
             root = page.locator(f"{PANEL} .gb-root").first
             n_nodes = root.locator(".gb-main-pane svg g.node").count()
             assert n_nodes > 20
@@ -181,12 +192,11 @@ def test_large_graph_overview_opens_a_group(tmp_path: Path) -> None:
         page = browser.new_page(viewport={"width": 1400, "height": 1000})
         errors: list[str] = []
         page.on("pageerror", lambda exc: errors.append(str(exc)))
+        console = _watch_console(page)
         try:
-            page.goto(lab.url("/lab/tree/big.ipynb?reset"))
-            page.wait_for_selector(f"{PANEL} .jp-Notebook", timeout=60_000)
-            page.wait_for_selector(".jp-Notebook-ExecutionIndicator[data-status='idle']", timeout=60_000)
+            _open_notebook(page, lab, tmp_path / "big.ipynb")
             _run_all_cells(page)
-            _wait_for_widget(page, ".gb-root svg g.node.gb_group", 60_000)
+            _wait_for_widget(page, ".gb-root svg g.node.gb_group", 60_000, console)
             root = page.locator(f"{PANEL} .gb-root").first
             groups = root.locator(".gb-main-pane svg g.node.gb_group").count()
             assert 2 <= groups <= 40

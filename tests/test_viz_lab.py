@@ -63,3 +63,16 @@ def test_gebench_lab_prints_the_url_and_requires_the_token(tmp_path):
     # stopping `gebench lab` stops the JupyterLab it started (which runs in its own session)
     with pytest.raises(OSError):
         urllib.request.urlopen(f"{base}/api/status?token={token}", timeout=5)
+
+
+def test_start_kernel_needs_a_running_server_and_a_notebook_inside_the_root(tmp_path):
+    server = LabServer(tmp_path / "root")
+    with pytest.raises(LabError, match="not running"):
+        server.start_kernel(tmp_path / "root" / "a.ipynb")
+    server.proc = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(30)"])
+    try:
+        with pytest.raises(LabError, match="not inside the served folder"):
+            server.start_kernel(tmp_path / "elsewhere.ipynb")
+    finally:
+        server.proc.kill()
+        server.proc.wait()

@@ -137,3 +137,72 @@ def test_source_links_show_the_pass_file_lines(pass_dir):
     assert "<span class='gb-hot'>" in wb.details_html and "meet_requirements(self, match_result)" in wb.details_html
     wb._on_message(wb, {"action": "show_source", "src": "nowhere"}, [])
     assert wb.status_text.startswith("show_source: ValueError")
+
+
+COUNTING_EARLY = ADD_ZERO.replace('name="VizAddZero"', 'name="VizEarlyCounter"').replace(
+    "class VizAddZero(", "class VizEarlyCounter(").replace(
+    "    def meet_requirements(self, match_result):\n",
+    "    def meet_requirements(self, match_result):\n        with open(COUNTER, 'a') as fh:\n"
+    "            fh.write('ran\\n')\n").replace("LIMIT = 1", "LIMIT = 7\nCOUNTER = {counter!r}")
+LATE = ADD_ZERO.replace('name="VizAddZero"', 'name="VizLateAddZero"').replace(
+    "class VizAddZero(", "class VizLateAddZero(").replace("PassStage.BEFORE_INFER_SHAPE", "PassStage.AFTER_INFER_SHAPE")
+
+
+def _outcome(rows):
+    return sorted((r.pass_name, r.stage, r.status, tuple(sorted(r.target_names))) for r in rows)
+
+
+def test_rerun_starts_from_the_cached_snapshot_before_the_changed_stage(tmp_path):
+    from gebench.fusion import runtime
+
+    passes = tmp_path / "passes"
+    passes.mkdir()
+    counter = tmp_path / "early_runs.txt"
+    (passes / "early.py").write_text(COUNTING_EARLY.format(counter=str(counter)))
+    (passes / "late.py").write_text(LATE)
+    wb = Workbench(ROOT / "assets" / "add_zero.onnx", passes=[passes])
+    assert counter.read_text().count("ran") == 1
+    assert wb.last_rerun == {"from_snapshot": None, "stages": list(runtime.STAGE_ORDER)}
+    wb.select_pass("VizLateAddZero")
+    assert [c["status"] for c in wb.candidates] == ["REJECTED_BY_MEET_REQUIREMENTS"]
+
+    (passes / "late.py").write_text(LATE.replace("LIMIT = 1", "LIMIT = 0"))
+    report = wb.rerun()
+    # the BeforeInferShape pass did not run again; the later stages ran on its cached output
+    assert counter.read_text().count("ran") == 1
+    assert wb.last_rerun == {"from_snapshot": "RunCustomPassBeforeInfershape", "stages": list(runtime.STAGE_ORDER[1:])}
+    assert report == [{"pass": "VizLateAddZero", "gained": [["add_zero", "zero_Initializer_0"]], "lost": []}]
+    assert "re-ran AfterInferShape" in wb.status_text
+    # (a lint too: a replacement after shape inference that does not call infer_shape)
+    assert [c["status"] for c in wb.candidates if c["status"] != "LINT"] == ["REPLACED"]
+    # the merged run holds the earlier stage's records and snapshots, and equals a full compile
+    full = gebench.compile(ROOT / "assets" / "add_zero.onnx", passes=[passes])
+    assert counter.read_text().count("ran") == 2
+    assert wb.run.status == full.status == "SUCCESS"
+    assert _outcome(wb.rows) == _outcome(Workbench(full).rows)
+    assert list(wb.run.ir_snapshots) == list(full.ir_snapshots)
+    for label, graph in full.ir_snapshots.items():
+        assert gebench.ir.to_text(wb.run.ir_snapshots[label]) == gebench.ir.to_text(graph), label
+    assert wb.run.ir_graph.find("add_zero") is None
+
+    # editing it back loses the site again, still without re-running the first stage
+    counter.write_text("")
+    (passes / "late.py").write_text(LATE)
+    report = wb.rerun()
+    assert report == [{"pass": "VizLateAddZero", "gained": [], "lost": [["add_zero", "zero_Initializer_0"]]}]
+    assert counter.read_text() == ""
+
+    # a change in the first stage re-runs everything from the original graph
+    (passes / "early.py").write_text(COUNTING_EARLY.format(counter=str(counter)).replace("LIMIT = 7", "LIMIT = 8"))
+    wb.rerun()
+    assert counter.read_text().count("ran") == 1
+    assert wb.last_rerun["from_snapshot"] is None
+
+
+def test_the_workbench_knows_the_engine_stage_order():
+    from gebench.fusion import runtime
+    from gebench.viz import _workbench
+
+    assert _workbench._STAGE_ORDER == runtime.STAGE_ORDER
+    assert _workbench._DUMP_SUFFIXES == runtime.DUMP_SUFFIXES
+    assert _workbench._PRE_RUN_SUFFIX == runtime.PRE_RUN_SUFFIX

@@ -158,6 +158,51 @@ class LabServer:
         self.stop()
         raise LabError(f"JupyterLab did not answer on {self.base_url} within {timeout:g} s; see {self.log_path}")
 
+    def start_kernel(self, notebook: str | Path, *, timeout: float = 60.0) -> str:
+        """Start the kernel session of ``notebook`` on the server before a browser opens it.
+
+        JupyterLab connects to that session when it opens the notebook, so the kernel is ready (the
+        status bar says "Idle") about as soon as the page is. This narrows, but cannot close, a JupyterLab
+        race: a cell run before the notebook is connected to its kernel (``Run All`` right after opening)
+        makes JupyterLab start the session again, and the notebook can end up on a second connection to
+        the same kernel that ignores comm messages; every widget then shows "Error displaying widget:
+        model not found" until the page is reloaded. Idempotent: an existing session is reused.
+
+        Args:
+            notebook: the notebook file (inside :attr:`root_dir`).
+            timeout: seconds to wait for the server's answer (the kernel process starts meanwhile).
+
+        Returns:
+            the kernel id.
+
+        Raises:
+            LabError: the server is not running, the notebook is outside ``root_dir``, or the server
+                refused the request.
+        """
+        if self.proc is None or self.proc.poll() is not None:
+            raise LabError("the JupyterLab server is not running; call start() first")
+        path = Path(notebook)
+        path = (self.root_dir / path) if not path.is_absolute() else path
+        try:
+            rel = path.resolve().relative_to(self.root_dir).as_posix()
+        except ValueError:
+            raise LabError(f"notebook {path} is not inside the served folder {self.root_dir}") from None
+        kernel = "python3"
+        try:
+            meta = json.loads(path.read_text(encoding="utf-8")).get("metadata", {})
+            kernel = meta.get("kernelspec", {}).get("name") or kernel
+        except (OSError, ValueError):
+            _log.debug("could not read the kernelspec of %s; using %s", path, kernel, exc_info=True)
+        body = json.dumps({"path": rel, "name": path.name, "type": "notebook", "kernel": {"name": kernel}}).encode()
+        request = urllib.request.Request(self.url("/api/sessions"), data=body, method="POST",
+                                         headers={"Content-Type": "application/json"})
+        try:
+            with urllib.request.urlopen(request, timeout=timeout) as resp:
+                answer = json.loads(resp.read())
+        except (urllib.error.URLError, OSError, ValueError) as exc:
+            raise LabError(f"JupyterLab did not start a kernel for {rel}: {exc}; see {self.log_path}") from exc
+        return str(answer["kernel"]["id"])
+
     def stop(self, *, timeout: float = 10.0) -> None:
         """Stop the server's process group (only the processes this object started)."""
         if self.proc is None or self.proc.poll() is not None:
@@ -206,9 +251,14 @@ def lab_main(notebook: str | None = None, *, port: int = 0, token: str | None = 
         raise LabError(f"notebook {nb} not found; give a path to an .ipynb file (default: notebooks/{QUICKSTART})")
     nb = nb.resolve()
     use_browser = _has_browser() if browser is None else browser
-    server = LabServer(nb.parent, port=port, token=token, open_browser=use_browser,
+    server = LabServer(nb.parent, port=port, token=token, open_browser=False,
                        default_url=f"/lab/tree/{nb.name}", settings_dir=Path.home() / ".gebench" / "lab")
     server.start()
+    try:
+        # the kernel is up when the page opens: less time in which a quick "Run All" races JupyterLab's start-up
+        server.start_kernel(nb)
+    except LabError as exc:
+        _log.warning("%s; JupyterLab will start the kernel when the notebook opens", exc)
 
     def stop_on_signal(signum: int, _frame: Any) -> None:
         # the server runs in its own session: stop it before this process goes away
@@ -218,6 +268,8 @@ def lab_main(notebook: str | None = None, *, port: int = 0, token: str | None = 
     for sig in (signal.SIGTERM, signal.SIGHUP):
         signal.signal(sig, stop_on_signal)
     url = server.url(f"/lab/tree/{nb.name}")
+    if use_browser:
+        webbrowser.open(url)
     if out is not None:
         out(f"JupyterLab is running at {url}" + ("" if use_browser else "  (no browser found: open this URL)"))
         out("Stop it with Ctrl-C.")

@@ -49,6 +49,16 @@ _log = logging.getLogger(__name__)
 
 _SHARED_CACHE = LayoutCache(capacity=128)
 
+#: GE's custom-pass stages in order, and the dump suffix written after each (the engine's constants)
+_STAGE_ORDER = ("BeforeInferShape", "AfterInferShape", "AfterBuiltinFusionPass", "AfterOriginGraphOptimize")
+_DUMP_SUFFIXES = {
+    "BeforeInferShape": "RunCustomPassBeforeInfershape",
+    "AfterInferShape": "RunCustomPass_AfterInferShape",
+    "AfterBuiltinFusionPass": "RunCustomPassAfterBuiltinFusionPass",
+    "AfterOriginGraphOptimize": "RunCustomPassAfterOriginGraphOptimize",
+}
+_PRE_RUN_SUFFIX = "PreRunBegin"
+
 
 def _merge_views(a: GraphView, b: GraphView) -> GraphView:
     nodes = {n.id: n for n in a.nodes}
@@ -205,7 +215,9 @@ class Workbench(anywidget.AnyWidget):
             return as_ir_graph(gebench.load(model))
         return as_ir_graph(model)
 
-    def _compile(self) -> None:
+    def _compile(self, changed: Any = None) -> None:
+        """Run the passes: from the original graph, or (``changed``: the reload report of a re-run) only
+        the stages holding a changed pass, from the cached snapshot before the earliest of them."""
         import gebench
 
         passes = self._passes
@@ -218,9 +230,68 @@ class Workbench(anywidget.AnyWidget):
             start = time.perf_counter()
             # the workbench keeps showing the last good version of a pass file that fails to load
             kwargs = {"run_after_load_error": True, **self._compile_kwargs}
-            run = gebench.compile(self._base_graph, passes=self._pass_set or passes, **kwargs)
+            run = self._compile_from_cache(changed, kwargs) if changed is not None else None
+            if run is None:
+                run = gebench.compile(self._base_graph, passes=self._pass_set or passes, **kwargs)
+                self.last_rerun = {"from_snapshot": None, "stages": list(_STAGE_ORDER)}
             self.timings["compile"] = time.perf_counter() - start
         self._set_run(run)
+
+    #: what the last run re-ran: ``{"from_snapshot": suffix or None (the original graph), "stages": [...]}``
+    last_rerun: dict[str, Any] | None = None
+
+    def _first_changed_stage(self, report: Any) -> int | None:
+        """Index (in GE's stage order) of the earliest stage holding a pass the reload added, changed or
+        removed; None when none is known."""
+        stage_of: dict[str, str] = {}
+        for desc in [*(getattr(self.run, "passes", None) or []), *self._pass_set.descriptors()]:
+            stage = getattr(desc.stage, "value", desc.stage)
+            stage_of[desc.pass_name] = str(stage)
+        names = [*report.added, *report.changed, *report.removed]
+        found = [_STAGE_ORDER.index(stage_of[n]) for n in names if stage_of.get(n) in _STAGE_ORDER]
+        return min(found) if found else None
+
+    def _compile_from_cache(self, report: Any, kwargs: dict[str, Any]) -> Any:
+        """Re-run only the stages from the earliest changed pass's stage on, starting from the previous
+        run's snapshot before that stage, and merge with the previous run's earlier stages.
+
+        Returns the merged ``Run``, or None when that is not possible (then everything re-runs): no
+        previous run, pass load errors now or before (their lints belong to the whole run), the change is
+        in the first stage, or the previous run has no snapshot before the stage (it failed earlier).
+        Cost: one graph copy plus the re-run stages; earlier stages are not run again.
+        """
+        import gebench
+        from gebench.fusion.ledger import Ledger
+
+        old = self.run
+        if old is None or self._pass_set is None or report.errors or getattr(old, "load_errors", None):
+            return None
+        first = self._first_changed_stage(report)
+        if not first:  # None (nothing known changed) or 0 (the first stage: that is a full run)
+            return None
+        failed = getattr(old, "failed_stage", None)
+        if failed is not None and failed != "InferShape" and failed not in _STAGE_ORDER[first:]:
+            return None
+        label = _DUMP_SUFFIXES[_STAGE_ORDER[first - 1]]
+        cached = getattr(old, "ir_snapshots", {}).get(label)
+        if cached is None:
+            return None
+        stages = list(_STAGE_ORDER[first:])
+        new = gebench.compile(cached, passes=self._pass_set, stages=stages, **kwargs)
+        earlier = set(_STAGE_ORDER[:first])
+        ledger = Ledger()
+        ledger.extend(r for r in old.ledger if r.stage in earlier)
+        ledger.extend(new.ledger)
+        keep = {_PRE_RUN_SUFFIX} | {_DUMP_SUFFIXES[s] for s in earlier}
+        snaps = {k: g for k, g in old.ir_snapshots.items() if k in keep}
+        snaps.update((k, g) for k, g in new.ir_snapshots.items() if k != _PRE_RUN_SUFFIX)
+        results = [r for r in old.pass_results if r.get("stage") in earlier] + list(new.pass_results)
+        self.last_rerun = {"from_snapshot": label, "stages": stages}
+        _log.debug("re-ran stages %s from the cached %s snapshot", stages, label)
+        return gebench.Run(graph=new.ir_graph, snapshots=snaps, ledger=ledger, status=new.status,
+                           failed_pass=new.failed_pass, failed_stage=new.failed_stage,
+                           failure_reason=new.failure_reason, load_errors=list(new.load_errors),
+                           passes=list(new.passes), pass_results=results, partial_graph=new.partial_graph)
 
     def _set_run(self, run: Any) -> None:
         self.run = run
@@ -864,8 +935,14 @@ class Workbench(anywidget.AnyWidget):
     def _sites(self) -> set[tuple[str, tuple[str, ...]]]:
         return {(r.pass_name, tuple(sorted(r.target_names))) for r in self._rows if r.status == "REPLACED"}
 
-    def rerun(self, *, already_reloaded: Any = None) -> list[dict[str, Any]]:
-        """Reload changed pass files, run the passes again, and report match sites gained and lost.
+    def rerun(self, *, already_reloaded: Any = None, full: bool = False) -> list[dict[str, Any]]:
+        """Reload changed pass files, run the affected passes again, and report match sites gained and lost.
+
+        Only the stages from the earliest stage holding an added, changed or removed pass on are run,
+        starting from the previous run's cached snapshot before that stage; the earlier stages' records
+        and snapshots are kept (``last_rerun`` says what ran). Everything runs again from the original
+        graph when ``full``, when a pass file fails to load (or did before), when the change is in the
+        first stage, or when no pass changed.
 
         Returns:
             ``[{"pass": name, "gained": [[node names]...], "lost": [...]}, ...]`` for passes whose
@@ -883,7 +960,8 @@ class Workbench(anywidget.AnyWidget):
             changed = [Path(f).name for f in already_reloaded.reloaded_files]
         else:
             changed = self._reload_pass_files()
-        self._compile()
+        report = self.last_reload
+        self._compile(None if full or report is None else report)
         new = self._sites()
         report: dict[str, dict[str, Any]] = {}
         for name, site in sorted(new - old):
@@ -908,7 +986,9 @@ class Workbench(anywidget.AnyWidget):
         errors = getattr(self.last_reload, "errors", None) or []
         if errors:
             files += "kept the last good version of " + "; ".join(str(e) for e in errors) + "; "
-        self.status_text = f"{files}{n_gained} site(s) gained, {n_lost} lost"
+        ran = self.last_rerun or {}
+        since = f" (re-ran {', '.join(ran['stages'])} from {ran['from_snapshot']})" if ran.get("from_snapshot") else ""
+        self.status_text = f"{files}{n_gained} site(s) gained, {n_lost} lost{since}"
         return self.reload_report
 
     @staticmethod
