@@ -36,7 +36,6 @@ from .reference import (
     execute_with_values,
     graph_inputs,
     random_input,
-    to_ir_graph,
 )
 
 __all__ = [
@@ -296,7 +295,7 @@ def check_graphs(before: Any, after: Any, *, seeds: Iterable[int] = DEFAULT_SEED
     Raises:
         ExecutionError: the graphs take different numbers of inputs.
     """
-    g1, g2 = to_ir_graph(before), to_ir_graph(after)
+    g1, g2 = ir.as_graph(before), ir.as_graph(after)
     d1, d2 = graph_inputs(g1), graph_inputs(g2)
     if len(d1) != len(d2):
         raise ExecutionError(f"graph {g1.name!r} takes {len(d1)} inputs but {g2.name!r} takes {len(d2)}")
@@ -571,7 +570,7 @@ def check_rewrite(before_graph: Any, match_node_ids: Iterable[int], after_graph:
     real boundary tensors of that run are the first input set, and integer boundary inputs keep those
     values in every set.
     """
-    g1, g2 = to_ir_graph(before_graph), to_ir_graph(after_graph)
+    g1, g2 = ir.as_graph(before_graph), ir.as_graph(after_graph)
     try:
         region = capture_rewrite(g1, match_node_ids, boundary)
     except (ExecutionError, ir.GraphError) as exc:
@@ -712,7 +711,7 @@ class VerifyReport:
 def _ordered_snapshots(snapshots: Mapping[str, Any]) -> list[tuple[str, ir.Graph]]:
     known = [s for s in _STAGE_ORDER if s in snapshots]
     rest = [s for s in snapshots if s not in _STAGE_ORDER]
-    return [(s, to_ir_graph(snapshots[s])) for s in known + rest]
+    return [(s, ir.as_graph(snapshots[s])) for s in known + rest]
 
 
 def _status_name(record: Any) -> str:

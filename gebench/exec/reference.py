@@ -30,7 +30,6 @@ __all__ = [
     "random_input",
     "register_kernel",
     "registered_op_types",
-    "to_ir_graph",
 ]
 
 _log = logging.getLogger(__name__)
@@ -226,18 +225,6 @@ def random_input(desc: ir.TensorDesc, rng: np.random.Generator, *, name: str = "
     raise ExecutionError(f"input {name!r}: cannot make random values of {desc.dtype.name}; feed it explicitly")
 
 
-def to_ir_graph(graph: Any) -> ir.Graph:
-    """Accept an ``ir.Graph`` or anything wrapping one in ``._ir`` (``ge.graph.Graph``).
-
-    Raises:
-        TypeError: ``graph`` is neither.
-    """
-    if isinstance(graph, ir.Graph):
-        return graph
-    inner = getattr(graph, "_ir", None)
-    if isinstance(inner, ir.Graph):
-        return inner
-    raise TypeError(f"expected a gebench.ir.Graph or a ge.graph.Graph, got {type(graph).__name__}")
 
 
 def graph_inputs(graph: ir.Graph) -> list[ir.Node]:
@@ -480,7 +467,7 @@ def execute(graph: Any, inputs: Mapping[str | int, Any] | Sequence[Any] | None =
         ExecutionError: an op has no kernel (message names the node and op type), an attribute is
             missing, an input name is unknown, or a kernel raised.
     """
-    g = to_ir_graph(graph)
+    g = ir.as_graph(graph)
     feed = _build_feed(g, inputs, seed)
     wanted = _graph_outputs(g)
     if wanted is None:

@@ -232,18 +232,6 @@ class EncodeOptions:
     peer_index: bool = True
 
 
-def as_ir_graph(graph: Any) -> ir.Graph:
-    """``graph`` itself, or the IR graph behind a ``ge.graph.Graph`` (``Run.snapshots`` values).
-
-    Raises:
-        TypeError: anything else.
-    """
-    if isinstance(graph, ir.Graph):
-        return graph
-    inner = getattr(graph, "_ir", None)
-    if isinstance(inner, ir.Graph):
-        return inner
-    raise TypeError(f"expected an ir.Graph or a ge.graph.Graph, got {type(graph).__name__}")
 
 
 def graph_outputs(graph: ir.Graph) -> list[tuple[ir.Node, int]]:
@@ -281,7 +269,7 @@ def encode_model(graph: ir.Graph, options: EncodeOptions = EncodeOptions(), *, m
     Raises:
         GeDumpError: an attr value has a type GE cannot store (the message names graph, node and attr).
     """
-    graph = as_ir_graph(graph)
+    graph = ir.as_graph(graph)
     model = _OrderedModelDef()
     if model_name:
         model.name = model_name

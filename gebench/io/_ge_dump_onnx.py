@@ -16,7 +16,6 @@ from gebench.ir import DataType, TensorDesc, TensorValue
 from ._ge_dump_codec import (
     OpaqueAttr,
     _all_subgraphs,
-    as_ir_graph,
     dtype_serial_string,
     format_string,
     graph_outputs,
@@ -44,7 +43,7 @@ _EMPTY_STRINGS = ("input_name", "src_name", "dst_name")
 
 def encode_onnx_model(graph: ir.Graph, level: DumpLevel, *, producer_name: str = "GE") -> onnx_pb.ModelProto:
     """Encode ``graph`` as GE's ge_onnx ModelProto at DUMP_GE_GRAPH ``level``. O(nodes + edges + attrs)."""
-    graph = as_ir_graph(graph)
+    graph = ir.as_graph(graph)
     model = onnx_pb.ModelProto(ir_version=6, producer_name=producer_name)
     _encode_graph(graph, model.graph, level, root=True)
     for sub in _all_subgraphs(graph):

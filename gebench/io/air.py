@@ -15,7 +15,7 @@ from google.protobuf import message as pb_message
 
 from gebench import ir
 
-from ._ge_dump_codec import EncodeOptions, GeDumpError, as_ir_graph, decode_model, encode_model
+from ._ge_dump_codec import EncodeOptions, GeDumpError, decode_model, encode_model
 from .proto import ge_ir_pb2
 
 __all__ = ["save_air", "load_air", "air_bytes"]
@@ -30,7 +30,7 @@ def air_bytes(graph: ir.Graph) -> bytes:
     Raises:
         GeDumpError: an attr value GE cannot store.
     """
-    graph = as_ir_graph(graph)
+    graph = ir.as_graph(graph)
     return encode_model(graph, _AIR_OPTIONS, model_name=graph.name).SerializeToString(deterministic=True)
 
 

@@ -37,7 +37,6 @@ from ._ge_dump_codec import (
     EncodeOptions,
     GeDumpError,
     OpaqueAttr,
-    as_ir_graph,
     decode_model,
     encode_model,
     graph_outputs,
@@ -100,7 +99,7 @@ def dump_text(graph: ir.Graph, kind: str = "ge_proto", level: DumpLevel | int = 
     if kind == "onnx":
         return str(encode_onnx_model(graph, level))  # protobuf's printer (in C where available)
     if kind == "readable":
-        return _readable(as_ir_graph(graph))
+        return _readable(ir.as_graph(graph))
     raise ValueError(f"unknown dump kind {kind!r}; expected one of {FORMATS}")
 
 

@@ -4,6 +4,7 @@ Public surface: :class:`Graph`, :class:`Node`, :class:`TensorDesc`, :class:`Tens
 :class:`DataType`, :class:`Format`, the text form (:func:`to_text`, :func:`parse_text`) and the errors.
 """
 
+from ._coerce import as_graph
 from ._graph import CONTROL_PORT, Graph
 from ._node import Node
 from ._tensor import UNKNOWN_DIM, UNKNOWN_RANK, TensorDesc, TensorValue
@@ -24,6 +25,7 @@ __all__ = [
     "TextFormError",
     "UNKNOWN_DIM",
     "UNKNOWN_RANK",
+    "as_graph",
     "data_type_from_numpy",
     "numpy_dtype",
     "parse_text",

@@ -19,7 +19,6 @@ __all__ = [
     "STATUS_PRECEDENCE",
     "CandidateRow",
     "PassSummary",
-    "as_ir_graph",
     "candidate_rows",
     "pass_summaries",
     "run_snapshots",
@@ -49,18 +48,6 @@ STATUS_PRECEDENCE = ("REPLACED", "REPLACEMENT_FAILED", "WOULD_CREATE_CYCLE", "BO
                      "REJECTED_BY_MEET_REQUIREMENTS", "LOST_TO_OVERLAP", "STRUCTURAL_MISMATCH", "LINT")
 
 
-def as_ir_graph(graph: Any) -> ir.Graph:
-    """The :class:`ir.Graph` behind ``graph`` (an ir.Graph or a ``ge.graph.Graph`` view).
-
-    Raises:
-        TypeError: ``graph`` is neither.
-    """
-    if isinstance(graph, ir.Graph):
-        return graph
-    inner = getattr(graph, "_ir", None)
-    if isinstance(inner, ir.Graph):
-        return inner
-    raise TypeError(f"expected an ir.Graph or a ge.graph.Graph, got {type(graph).__name__}")
 
 
 def _name(value: Any) -> str:
@@ -262,10 +249,10 @@ def run_snapshots(run: Any) -> list[tuple[str, ir.Graph]]:
     snaps = getattr(run, "snapshots", None) or {}
     for label, graph in snaps.items():
         try:
-            out.append((str(label), as_ir_graph(graph)))
+            out.append((str(label), ir.as_graph(graph)))
         except TypeError:
             continue
     final = getattr(run, "graph", None)
     if final is not None:
-        out.append(("final", as_ir_graph(final)))
+        out.append(("final", ir.as_graph(final)))
     return out

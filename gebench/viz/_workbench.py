@@ -37,7 +37,6 @@ from ._source import (
     STATUS_CLASS,
     STATUS_PRECEDENCE,
     CandidateRow,
-    as_ir_graph,
     candidate_rows,
     pass_summaries,
     run_snapshots,
@@ -212,8 +211,8 @@ class Workbench(anywidget.AnyWidget):
         if isinstance(model, (str, Path)):
             import gebench
 
-            return as_ir_graph(gebench.load(model))
-        return as_ir_graph(model)
+            return ir.as_graph(gebench.load(model))
+        return ir.as_graph(model)
 
     def _compile(self, changed: Any = None) -> None:
         """Run the passes: from the original graph, or (``changed``: the reload report of a re-run) only
@@ -593,7 +592,7 @@ class Workbench(anywidget.AnyWidget):
             g = getattr(value, "graph", value)
             with contextlib.suppress(TypeError):
                 if g is not None:
-                    return as_ir_graph(g)
+                    return ir.as_graph(g)
         text = row.detail.get("pattern_text")
         if isinstance(text, str):
             with contextlib.suppress(Exception):
@@ -603,7 +602,7 @@ class Workbench(anywidget.AnyWidget):
             with contextlib.suppress(Exception):
                 g = finder(row.pass_name, row.pattern_name)
                 if g is not None:
-                    return as_ir_graph(getattr(g, "graph", g))
+                    return ir.as_graph(getattr(g, "graph", g))
         key = (row.pass_name, row.pattern_name)
         if key not in self._patterns:
             self._patterns[key] = self._rebuild_pattern(*key)
