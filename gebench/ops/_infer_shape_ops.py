@@ -21,6 +21,15 @@ from ._infer import (
 )
 
 
+def _set_reshaped(ctx: InferContext, dtype: DataType, out: Sequence[int]) -> None:
+    """Set output 0 to ``out`` and, when ``x``'s value is known and ``out`` is fully known, carry the value
+    forward reshaped (these ops only reinterpret the shape)."""
+    ctx.set_output(0, dtype, out)
+    v = ctx.small_value("x")
+    if v is not None and known(out):
+        ctx.set_value(0, np.asarray(v).reshape(out))
+
+
 def _axis(ctx: InferContext, axis: int, rank: int, what: str = "axis") -> int:
     try:
         return normalize_axis(axis, rank, what)
@@ -90,10 +99,7 @@ def _reshape(ctx: InferContext) -> None:
         end = len(x) if num_axes == -1 else start + num_axes
         mid = reshape_target(ctx, tuple(x[start:end]), target, allowzero=allowzero)
         out = tuple(x[:start]) + mid + tuple(x[end:])
-    ctx.set_output(0, dtype, out)
-    v = ctx.small_value("x")
-    if v is not None and known(out):
-        ctx.set_value(0, np.asarray(v).reshape(out))
+    _set_reshaped(ctx, dtype, out)
 
 
 @register_infer("Flatten")
@@ -126,10 +132,7 @@ def _squeeze(ctx: InferContext, axes: list[int] | None) -> None:
             if x[a] not in (1, UNKNOWN_DIM):
                 raise ctx.fail(f"cannot squeeze axis {a} of shape {list(x)}: its size is {x[a]}, not 1")
         out = tuple(d for i, d in enumerate(x) if i not in drop)
-    ctx.set_output(0, dtype, out)
-    v = ctx.small_value("x")
-    if v is not None:
-        ctx.set_value(0, np.asarray(v).reshape(out))
+    _set_reshaped(ctx, dtype, out)
 
 
 @register_infer("Squeeze")
@@ -163,10 +166,7 @@ def _unsqueeze(ctx: InferContext, axes: list[int] | None) -> None:
     it = iter(x)
     for i in range(rank):
         out.append(1 if i in pos else next(it))
-    ctx.set_output(0, dtype, out)
-    v = ctx.small_value("x")
-    if v is not None:
-        ctx.set_value(0, np.asarray(v).reshape(out))
+    _set_reshaped(ctx, dtype, out)
 
 
 @register_infer("Unsqueeze")
