@@ -3,7 +3,7 @@
 set -euo pipefail
 here="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 cd "$here"
-bash scripts/setup_env.sh dev
+bash scripts/setup_env.sh dev,torch  # torch: the PyTorch-export test (pinned CPU build, see pyproject.toml)
 if [ -f scripts/install_browser_deps.sh ]; then bash scripts/install_browser_deps.sh; fi
 .venv/bin/ruff check gebench tests bench passes assets scripts
 exec .venv/bin/python -m pytest "$@"
