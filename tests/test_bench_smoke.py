@@ -95,3 +95,29 @@ def test_bench_io_main_prints_time_and_memory_ratios(synthetic, capsys):
                      text), text
     assert re.search(r"ratio gebench/onnx time = [\d.]+ wall, [\d.]+ cpu", text), text
     assert re.search(r"ratio gebench/onnx peak memory = [\d.]+ \(peak RSS\)", text), text
+
+
+def test_ledger_switch_and_loaded_graph_snapshot(synthetic, tmp_path):
+    import gebench
+    from gebench import ir
+
+    _, graph = synthetic.transformer_ir(120)
+    model = tmp_path / "model.gir"
+    model.write_text(ir.to_text(graph), encoding="utf-8")
+    pass_file = str(BENCH / "gemm_fusion_pass.py")
+    with_ledger = gebench.compile(str(model), passes=[pass_file], stages=["BeforeInferShape"])
+    without = gebench.compile(str(model), passes=[pass_file], stages=["BeforeInferShape"], ledger=False)
+    assert with_ledger.status == without.status == "SUCCESS"
+    assert len(with_ledger.ledger) >= 12 and len(without.ledger) == 0
+    # same graph (new node names carry a process-wide counter, so compare structure)
+    assert [n.op_type for n in with_ledger.ir_graph.nodes()] == [n.op_type for n in without.ir_graph.nodes()]
+    assert len(with_ledger.ir_graph.data_edges()) == len(without.ir_graph.data_edges())
+    assert len(without.ir_graph.nodes_of_type("GEMM")) == 12
+    # the graph loaded from the file is the PreRunBegin snapshot; the run worked on its copy
+    pre = without.ir_snapshots["PreRunBegin"]
+    assert pre is not without.ir_graph and ir.to_text(pre) == ir.to_text(graph)
+    assert not pre.nodes_of_type("GEMM")
+    # an in-memory graph is never aliased by a snapshot
+    run = gebench.compile(graph, passes=[pass_file], stages=["BeforeInferShape"])
+    assert run.ir_snapshots["PreRunBegin"] is not graph and run.ir_graph is not graph
+    assert ir.to_text(run.ir_snapshots["PreRunBegin"]) == ir.to_text(graph)

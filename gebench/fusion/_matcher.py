@@ -210,7 +210,9 @@ class Matcher:
         violated = False
         state = _MatchState()
         if self._bind_output(state, 0, anchor):
-            for done in self._extend(state, 1, best):
+            # a single-output pattern has nothing to backtrack over: skip the generator
+            found = (state,) if len(self.pattern.outputs) == 1 else self._extend(state, 1, best)
+            for done in found:
                 boundary = self._boundary(done)
                 region = {tid: done.bindings[pid][0] for tid, pid in done.owner.items()}
                 out_ids = {n.id for n, _ in boundary.outputs}
@@ -323,7 +325,10 @@ class Matcher:
             qpid, t = queue[i]
             i += 1
             pn = pnodes[qpid]
-            conn = [(port, prod) for port, prod in enumerate(g.producers(t)) if prod is not None]
+            conn = []
+            for port, prod in enumerate(g.producers(t)):  # a plain loop: no comprehension call on Python 3.11
+                if prod is not None:
+                    conn.append((port, prod))
             if len(conn) != len(pn.inputs):
                 state.fail = _failure(MismatchKind.INPUT_COUNT, pn, t, len(pn.inputs), len(conn), len(bindings), k)
                 return False

@@ -161,11 +161,23 @@ def _plan(graph: Graph, boundary: Boundary, replacement: Graph, check_self_conta
 
     # ---- replacement checks
     rnodes = replacement.nodes()
-    if replacement.subgraphs or any(n.subgraph_names for n in rnodes):
+    data_nodes: list[Node] = []
+    netouts: list[Node] = []
+    body: list[Node] = []
+    has_subgraphs = bool(replacement.subgraphs)
+    for n in rnodes:
+        if n.subgraph_names:
+            has_subgraphs = True
+        op_type = n.op_type
+        if op_type == DATA_TYPE:
+            data_nodes.append(n)
+        elif op_type == NETOUTPUT_TYPE:
+            netouts.append(n)
+        else:
+            body.append(n)
+    if has_subgraphs:
         raise RewriteError(RewriteReason.UNSUPPORTED_SUBGRAPH,
                            f"replacement {replacement.name!r} has subgraphs; gebench cannot copy them into a rewrite")
-    data_nodes = [n for n in rnodes if n.op_type == DATA_TYPE]
-    netouts = [n for n in rnodes if n.op_type == NETOUTPUT_TYPE]
     if len(data_nodes) != len(boundary.inputs):
         raise RewriteError(RewriteReason.DATA_COUNT_MISMATCH,
                            f"replacement {replacement.name!r} has {len(data_nodes)} Data nodes but the boundary has "
@@ -207,7 +219,6 @@ def _plan(graph: Graph, boundary: Boundary, replacement: Graph, check_self_conta
                 r_edges.append((src, prod[1], n, port))
     r_ctrl = ([(n, succ) for n in rnodes for succ in replacement.control_successors(n)]
               if replacement.has_control_edges else [])
-    body = [n for n in rnodes if n.op_type not in (DATA_TYPE, NETOUTPUT_TYPE)]
 
     # ---- what moves and what goes
     moves: list[tuple[int, Node, int, list[tuple[Node, int]]]] = []
@@ -285,6 +296,18 @@ def _cycle_witness(graph: Graph, plan: _Plan, removed_ids: set[int]) -> Node | N
     reachable at all, and only then is each entry tested for a path back to itself. Real nodes after the last
     entry's position are not explored (they cannot reach an entry).
     """
+    # Quick exit: every new edge leaves a boundary producer, a control predecessor or a replacement node, and
+    # every real node a new edge enters is an outside consumer or a control successor. When all of those lie
+    # after all of the former in topological position, no path can lead back (real paths only go forward).
+    position = graph.position
+    emitters = [p for p, _ in plan.producers]
+    emitters.extend(plan.ctrl_preds)
+    if not emitters:
+        return None
+    lim = max(position(n) for n in emitters)
+    if all(position(c) > lim for _k, _n, _p, cs in plan.moves for c, _ in cs) and \
+            all(position(q) > lim for q in plan.ctrl_succs):
+        return None
     vid = {rn.id: -(j + 1) for j, rn in enumerate(plan.body)}
     virt_succ: dict[int, list[int]] = {v: [] for v in vid.values()}
     real_added: dict[int, list[int]] = {}
@@ -323,7 +346,6 @@ def _cycle_witness(graph: Graph, plan: _Plan, removed_ids: set[int]) -> Node | N
     if not real_added:
         return None
     entries = set(real_added)
-    position = graph.position
     limit = max(position(graph.node(e)) for e in entries)
     targets = {t for ts in real_added.values() for t in ts}
     real_targets = {t for t in targets if t >= 0}
@@ -369,8 +391,8 @@ def _apply(graph: Graph, replacement: Graph, plan: _Plan, pass_name: str) -> Rew
         for rn, name in zip(plan.body, plan.names, strict=True):
             attrs = _copy_attrs(rn.attrs) if rn.attrs else {}
             attrs[ORIGIN_NAMES_ATTR] = list(origin_names)
-            node = graph._add_node_owned(rn.op_type, name, attrs, [d.copy() for d in rn.inputs],
-                                         [d.copy() for d in rn.outputs], list(rn.input_names),
+            node = graph._add_node_owned(rn.op_type, name, attrs, list(map(TensorDesc.copy, rn.inputs)),
+                                         list(map(TensorDesc.copy, rn.outputs)), list(rn.input_names),
                                          list(rn.output_names))
             node.provenance = pass_name
             created.append(node)

@@ -25,6 +25,9 @@ from collections.abc import Iterable, Iterator, Sequence
 from typing import Any
 
 from gebench import ir
+from gebench.fusion._boundary import decompose_boundary
+from gebench.fusion._cycle import would_create_cycle
+from gebench.fusion._rewriter import RewriteError, rewrite
 from gebench.ge.passes import _bridge, _session
 from gebench.ge.passes.registry import (
     PASS_KIND_DECOMPOSE,
@@ -112,6 +115,7 @@ class _Recorder:
         self.seen_anchors: set[int] = set()
         self.linted: set[tuple[str, str]] = set()
         self.enabled = run.ledger_on
+        self.stage = getattr(desc.stage, "value", str(desc.stage))
         self._ledger_rec: Any = None
         self._ledger_rec_key: tuple[str, str, str] | None = None
 
@@ -133,7 +137,7 @@ class _Recorder:
         names = [n[1] if isinstance(n, tuple) else n.name for n in node_list]
         record = ledger.CandidateRecord(
             pass_name=self.desc.pass_name,
-            stage=getattr(self.desc.stage, "value", str(self.desc.stage)),
+            stage=self.stage,
             graph_name=self.graph.name,
             pattern_name=self.pattern_name if pattern_name is None else pattern_name,
             status=ledger.CandidateStatus[status_name],
@@ -855,8 +859,7 @@ def _handle_match(state: _RunState, rec: _Recorder, instance: Any, match: Any, g
                   session: _Session) -> Any:
     """meet_requirements -> cycle check -> replacement -> rewrite for one match. Returns the RewriteResult,
     None when skipped; raises PassFailure when GE would fail the pass."""
-    from gebench.fusion import RewriteError, rewrite, would_create_cycle
-    from gebench.ge.passes._native import MatchResult
+    MatchResult = _native_match_result()  # noqa: N806 - a class
 
     nodes = match.matched_nodes()
     captures = _capture_list(match)
@@ -911,9 +914,30 @@ def _handle_match(state: _RunState, rec: _Recorder, instance: Any, match: Any, g
     return result
 
 
+_FACADE: dict[str, Any] = {}
+
+
+def _native_match_result() -> Any:
+    cls = _FACADE.get("MatchResult")
+    if cls is None:
+        from gebench.ge.passes._native import MatchResult as cls
+
+        _FACADE["MatchResult"] = cls
+    return cls
+
+
+def _facade_graph() -> Any:
+    cls = _FACADE.get("Graph")
+    if cls is None:
+        from gebench.ge.graph import Graph as cls
+
+        _FACADE["Graph"] = cls
+    return cls
+
+
 def _call_replacement(rec: _Recorder, instance: Any, value: Any, context: Any, session: _Session,
                       nodes: list[Any], captures: list[Any], verdict: Any) -> Any:
-    from gebench.ge.graph import Graph
+    Graph = _facade_graph()  # noqa: N806 - a class
 
     source = _function_source(type(instance).replacement)
     try:
@@ -996,7 +1020,6 @@ def _jsonable(value: Any) -> Any:
 # --------------------------------------------------------------------------------------------- DecomposePass
 def _run_decompose_pass(state: _RunState, rec: _Recorder, instance: Any, graph: ir.Graph,
                         context: Any) -> tuple[str, str]:
-    from gebench.fusion import RewriteError, decompose_boundary, rewrite
     from gebench.ge.graph import Node
 
     op_types = list(getattr(instance, "op_types", None) or [])

@@ -144,7 +144,10 @@ class Graph:
         else:
             bucket[node_id] = None
         self._producers[node_id] = [None] * len(inputs)
-        self._uses[node_id] = [[] for _ in outputs]
+        uses: list[list[tuple[int, int]]] = []
+        for _ in outputs:  # a plain loop: a comprehension costs a function call on Python 3.11
+            uses.append([])
+        self._uses[node_id] = uses
         pos = self._next_pos
         self._pos[node_id] = pos
         self._taken.add(pos)
@@ -314,16 +317,29 @@ class Graph:
 
     def producers(self, node: Node) -> list[tuple[Node, int] | None]:
         """Producers of every input anchor of ``node``, in port order."""
-        return [None if p is None else (self._nodes[p[0]], p[1]) for p in self._producers[node.id]]
+        nodes = self._nodes
+        out: list[tuple[Node, int] | None] = []
+        for p in self._producers[node.id]:  # a plain loop: hot in the matcher and the rewriter
+            out.append(None if p is None else (nodes[p[0]], p[1]))
+        return out
 
     def uses(self, node: Node, port: int) -> list[tuple[Node, int]]:
         """The (consumer, input port) pairs fed by output ``port`` of ``node``, in edge order. O(uses)."""
         self._check_out_port(node, port)
-        return [(self._nodes[d], p) for d, p in self._uses[node.id][port]]
+        nodes = self._nodes
+        out = []
+        for d, p in self._uses[node.id][port]:  # a plain loop: no comprehension call on Python 3.11
+            out.append((nodes[d], p))
+        return out
 
     def all_uses(self, node: Node) -> list[tuple[int, Node, int]]:
         """(output port, consumer, input port) for every data edge leaving ``node``."""
-        return [(sp, self._nodes[d], p) for sp, uses in enumerate(self._uses[node.id]) for d, p in uses]
+        nodes = self._nodes
+        out = []
+        for sp, uses in enumerate(self._uses[node.id]):  # a plain loop: no comprehension call on Python 3.11
+            for d, p in uses:
+                out.append((sp, nodes[d], p))
+        return out
 
     def num_uses(self, node: Node, port: int | None = None) -> int:
         """Count of data edges leaving ``node`` (or one output port of it)."""
@@ -538,8 +554,17 @@ class Graph:
         if not nodes:
             return
         after, before = list(after), list(before)
-        lo = max((self._pos[n.id] for n in after), default=None)
-        hi = min((self._pos[n.id] for n in before), default=None)
+        pos = self._pos
+        lo: float | None = None
+        for n in after:  # plain loops: this runs once per rewrite
+            p = pos[n.id]
+            if lo is None or p > lo:
+                lo = p
+        hi: float | None = None
+        for n in before:
+            p = pos[n.id]
+            if hi is None or p < hi:
+                hi = p
         if lo is None and hi is None:
             return
         if hi is None:
@@ -554,9 +579,12 @@ class Graph:
         step = (hi - lo) / (len(nodes) + 1)
         chosen: list[float] = []
         previous = lo
+        taken = self._taken
         for i in range(len(nodes)):
-            p = max(lo + step * (i + 1), math.nextafter(previous, hi))
-            while p in self._taken and p < hi:
+            p = lo + step * (i + 1)
+            if p <= previous:  # else p is already at least the float after ``previous``
+                p = math.nextafter(previous, hi)
+            while p in taken and p < hi:
                 p = math.nextafter(p, hi)
             if p >= hi or p <= previous:
                 self._renumber()
@@ -646,8 +674,8 @@ class Graph:
             clone._nodes[nid] = c
             clone._by_name[c.name] = nid
             clone._by_type.setdefault(c.op_type, {})[nid] = None
-            clone._producers[nid] = list(self._producers[nid])
-            clone._uses[nid] = [list(u) for u in self._uses[nid]]
+            clone._producers[nid] = self._producers[nid].copy()
+            clone._uses[nid] = list(map(list, self._uses[nid]))
         clone._pos = dict(self._pos)
         clone._taken = set(self._taken)
         clone._next_pos = self._next_pos
@@ -674,7 +702,9 @@ class Graph:
         for u, nbrs in src._succ.items():
             succ_u = new_succ[u]
             for v, keydict in nbrs.items():
-                copied = {k: d.copy() if d else {} for k, d in keydict.items()}
+                copied = {}
+                for k, d in keydict.items():
+                    copied[k] = d.copy() if d else {}
                 succ_u[v] = copied
                 new_pred[v][u] = copied
         return new

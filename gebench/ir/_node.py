@@ -12,6 +12,7 @@ if TYPE_CHECKING:
 __all__ = ["Node"]
 
 _new_object = object.__new__
+_copy_desc = TensorDesc.copy
 
 
 class Node:
@@ -89,8 +90,8 @@ class Node:
         clone._op_type = self._op_type
         clone._graph = graph
         clone.attrs = _copy_attr_dict(self.attrs)
-        clone.inputs = [d.copy() for d in self.inputs]
-        clone.outputs = [d.copy() for d in self.outputs]
+        clone.inputs = list(map(_copy_desc, self.inputs))  # map: no comprehension call on Python 3.11
+        clone.outputs = list(map(_copy_desc, self.outputs))
         clone.input_names = self.input_names.copy()
         clone.output_names = self.output_names.copy()
         clone.subgraph_names = self.subgraph_names.copy()

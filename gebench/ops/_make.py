@@ -95,9 +95,15 @@ def make_node(graph: Graph, op_type: str, *, name: str | None = None,
         GraphError: ``name`` is taken.
     """
     _, in_names, optional, out_names = _layout(op_type, dynamic_inputs, dynamic_outputs)
-    in_descs = [_placeholder_desc() if opt else _default_desc() for opt in optional]
-    return graph._add_node_owned(op_type, name, dict(attrs) if attrs else {}, in_descs,
-                                 [_default_desc() for _ in out_names], list(in_names), list(out_names))
+    # plain loops: a comprehension costs a function call on Python 3.11, and nodes are made per rewrite
+    in_descs = []
+    for opt in optional:
+        in_descs.append(_placeholder_desc() if opt else _default_desc())
+    out_descs = []
+    for _ in out_names:
+        out_descs.append(_default_desc())
+    return graph._add_node_owned(op_type, name, dict(attrs) if attrs else {}, in_descs, out_descs,
+                                 list(in_names), list(out_names))
 
 
 def with_defaults(schema: OpSchema, attrs: Mapping[str, Any] | None = None) -> dict[str, Any]:

@@ -344,9 +344,19 @@ def _call(plan: _Plan, inputs: tuple[Any, ...], owner: Any, counts: tuple[Any, .
         except ValueError:
             raise ValueError(f"{op}(): cannot tell which GraphBuilder to use: pass at least one TensorHolder "
                              f"among {', '.join(plan.inputs)}" + (f" or '{plan.owner}'" if plan.owner else "")) from None
-        builder._check_live(f"create a {op} node")
-        values = [_convert_input(op, py, d, v, builder) for py, d, v in zip(plan.inputs, schema.inputs, inputs,
-                                                                            strict=True)]
+        if builder._built:
+            builder._check_live(f"create a {op} node")
+        # a TensorHolder needs no conversion and a float is a scalar DT_FLOAT Const (the common cases, which
+        # cannot fail); anything else goes through the checks
+        values = []
+        for py, d, v in zip(plan.inputs, schema.inputs, inputs, strict=True):
+            tv = type(v)
+            if tv is TensorHolder and d.kind != "dynamic":
+                values.append(v)
+            elif tv is float and d.kind != "dynamic":
+                values.append(builder.create_scalar_float(v))
+            else:
+                values.append(_convert_input(op, py, d, v, builder))
     else:
         (py,), (d,), (v,) = plan.inputs, schema.inputs, inputs
         if d.kind == "dynamic":
@@ -359,9 +369,16 @@ def _call(plan: _Plan, inputs: tuple[Any, ...], owner: Any, counts: tuple[Any, .
                 raise TypeError(f"{op}(): argument '{py}' must be a TensorHolder, got {v!r} ({_type_name(v)})")
             builder = v.get_owner_builder()
             values = [v]
-    builder._check_live(f"create a {op} node")
+    if builder._built:
+        builder._check_live(f"create a {op} node")
     for py, value in zip(plan.inputs, values, strict=True):
-        for th in value if isinstance(value, list) else [value]:
+        if value is None:
+            continue
+        if not isinstance(value, list):
+            if value._builder is builder:
+                continue
+            value = [value]
+        for th in value:
             if th is not None and th._builder is not builder:
                 raise ValueError(f"{op}(): argument '{py}' ({th.name}) belongs to GraphBuilder "
                                  f"{th._builder.name!r}, but this {op} is built in {builder.name!r}; "

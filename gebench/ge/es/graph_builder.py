@@ -200,16 +200,23 @@ class GraphBuilder:
     def _add_op_node(self, schema: ops.OpSchema, inputs: list[Any], attrs: dict[str, Any],
                      dynamic_outputs: dict[str, int], subgraphs: dict[str, Graph]) -> ir.Node:
         """Create a node of ``schema`` fed by ``inputs`` (one entry per IR input: TH, None or list of TH)."""
-        self._check_live(f"create a {schema.op_type} node")
+        if self._built:
+            self._check_live(f"create a {schema.op_type} node")
         dyn_in = {d.name: len(v) for d, v in zip(schema.inputs, inputs, strict=True) if d.kind == "dynamic"}
         node = ops.make_node(self._graph, schema.op_type, name=self._next_name(schema.op_type),
                              dynamic_inputs=dyn_in, dynamic_outputs=dynamic_outputs, attrs=attrs)
-        for d, value in zip(schema.inputs, inputs, strict=True):
-            if d.kind == "dynamic":
-                for i, th in enumerate(value):
-                    self._connect(th, node, node.input_index(f"{d.name}{i}"))
-            elif value is not None:
-                self._connect(value, node, node.input_index(d.name))
+        if not dyn_in:
+            # without dynamic inputs the anchors are the schema's inputs, in order
+            for port, value in enumerate(inputs):
+                if value is not None:
+                    self._connect(value, node, port)
+        else:
+            for d, value in zip(schema.inputs, inputs, strict=True):
+                if d.kind == "dynamic":
+                    for i, th in enumerate(value):
+                        self._connect(th, node, node.input_index(f"{d.name}{i}"))
+                elif value is not None:
+                    self._connect(value, node, node.input_index(d.name))
         for slot, graph in subgraphs.items():
             sub = graph._ir
             try:

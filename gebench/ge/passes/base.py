@@ -109,9 +109,23 @@ def _adapt_value_hook(cls_name: str, hook_name: str, fn: Any) -> Callable[..., A
     return _mark(adapter3, fn, "value_context")
 
 
+_FACADE_TYPES: tuple[Any, Any, Any] | None = None
+
+
+def _facade_types() -> tuple[Any, Any, Any]:
+    """(TensorHolder, GraphBuilder, ge.graph.Graph), imported on first use (replacements call this per match)."""
+    global _FACADE_TYPES
+    if _FACADE_TYPES is None:
+        from gebench.ge.es import TensorHolder
+        from gebench.ge.es.graph_builder import GraphBuilder
+        from gebench.ge.graph import Graph
+
+        _FACADE_TYPES = (TensorHolder, GraphBuilder, Graph)
+    return _FACADE_TYPES
+
+
 def _expression_result_to_graph(cls_name: str, result: Any, builder: Any) -> Any:
-    from gebench.ge.es import TensorHolder
-    from gebench.ge.graph import Graph
+    TensorHolder, _, Graph = _facade_types()  # noqa: N806 - classes
 
     if isinstance(result, Graph):
         return result
@@ -150,7 +164,7 @@ def _adapt_expression_replacement(cls_name: str, fn: Any, pos: list[inspect.Para
         raise TypeError(f"{cls_name}.replacement(self, inputs, ...) takes 2 to 4 positional parameters, got {n}")
 
     def expression_replacement(self: Any, match_result: Any, context: Any = None) -> Any:
-        from gebench.ge.es.graph_builder import GraphBuilder
+        GraphBuilder = _facade_types()[1]  # noqa: N806 - a class
 
         builder = GraphBuilder(f"{cls_name}_replacement")
         inputs = PatternInputs(builder)
