@@ -158,7 +158,7 @@ class CountNodesPass(FusionBasePass):
 
 def cli(argv, capsys):
     from gebench import cli as gebench_cli
-    from gebench.exec import atc  # noqa: F401  (registers the command)
+    from gebench.cli import atc  # noqa: F401  (registers the command)
 
     code = gebench_cli.main(argv)
     captured = capsys.readouterr()
@@ -214,7 +214,7 @@ def test_gebench_atc_insisting_on_ascend_without_cann(clean_env, capsys):
 def test_run_atc_command_can_be_called_directly(clean_env):
     import argparse
 
-    from gebench.exec.atc import run_atc_command, setup_atc
+    from gebench.cli.atc import run_atc_command, setup_atc
 
     parser = argparse.ArgumentParser()
     handler = setup_atc(parser)

@@ -31,7 +31,7 @@ Setup = Callable[[argparse.ArgumentParser], Any]
 _COMMANDS: dict[str, tuple[Setup, str]] = {}
 
 #: Modules imported (if present) before parsing so they can register their subcommands.
-_EXTENSION_MODULES = ("gebench.io", "gebench.exec", "gebench.exec.atc", "gebench.viz", "gebench.backends",
+_EXTENSION_MODULES = ("gebench.io", "gebench.exec", "gebench.cli.atc", "gebench.viz", "gebench.backends",
                       "gebench.lab", "gebench.demo", "gebench.atc")
 
 
@@ -87,7 +87,7 @@ def _setup_compile(parser: argparse.ArgumentParser) -> Callable[[argparse.Namesp
                         help="check every rewrite and pass numerically on the reference executor")
     parser.add_argument("--quiet", action="store_true", help="print only the outcome line")
     try:
-        from .exec.backends import add_backend_arguments
+        from gebench.exec.backends import add_backend_arguments
     except ImportError as exc:
         _log.debug("no backends: %s", exc)
     else:
@@ -111,7 +111,7 @@ def format_summary(run: Any) -> str:
     for err in run.load_errors:
         lines.append(f"  load error: {err}")
     summary = run.summary()
-    from .fusion.runtime import STAGE_ORDER
+    from gebench.fusion.runtime import STAGE_ORDER
 
     def order(desc: Any) -> tuple[int, bytes]:
         stage = getattr(desc.stage, "value", str(desc.stage))
@@ -135,7 +135,7 @@ def _env_dumps(run: Any) -> list[Any]:
     """GE's own switch: with DUMP_GE_GRAPH set (and no --dump-dir) write the dumps GE would write, through
     gebench.io (DUMP_GRAPH_PATH / DUMP_GRAPH_LEVEL / DUMP_GRAPH_FORMAT). Nothing when gebench.io is absent."""
     try:
-        from .io.ge_dump import write_dumps_from_env
+        from gebench.io.ge_dump import write_dumps_from_env
     except ImportError as exc:
         _log.info("DUMP_GE_GRAPH is set but gebench.io is not importable (%s); no dumps written", exc)
         return []
@@ -143,7 +143,7 @@ def _env_dumps(run: Any) -> list[Any]:
 
 
 def _run_compile(args: argparse.Namespace, out: TextIO | None = None) -> int:
-    from . import api
+    from gebench import api
 
     out = out or sys.stdout
     try:
@@ -184,7 +184,7 @@ def _run_backend(args: argparse.Namespace, run: Any, out: TextIO) -> int:
     """``--backend``/``--output``: hand the compiled graph to gebench.exec.backends (AIR, or CANN's atc)."""
     if getattr(args, "backend", None) is None:
         return 0
-    from .exec.backends import BackendError, build_from_args
+    from gebench.exec.backends import BackendError, build_from_args
 
     pass_path = args.passes or os.environ.get("ASCEND_GE_PY_PASS_PATH")
     model_path = args.model if os.path.isfile(args.model) else None

@@ -1,0 +1,5 @@
+"""``python -m gebench``: the same as the ``gebench`` command."""
+
+from gebench.cli import main
+
+raise SystemExit(main())
