@@ -230,9 +230,10 @@ def _plan(graph: Graph, boundary: Boundary, replacement: Graph, check_self_conta
         consumers = [(c, cp) for c, cp in graph.uses(node, port) if c.id not in region]
         moves.append((k, node, port, consumers))
     position = graph.position
+    in_order = sorted(region.values(), key=position)  # positions are distinct: reversing gives the reverse order
     removed_ids: set[int] = set()
     removed: list[Node] = []
-    for node in sorted(region.values(), key=position, reverse=True):
+    for node in reversed(in_order):
         keep = False
         for port, consumer, _ in graph.all_uses(node):
             if consumer.id in removed_ids:
@@ -255,7 +256,7 @@ def _plan(graph: Graph, boundary: Boundary, replacement: Graph, check_self_conta
                 ctrl_succs.setdefault(s.id, s)
 
     # ---- names
-    origin_names = [n.name for n in sorted(region.values(), key=position)]
+    origin_names = [n.name for n in in_order]
     joined = "_".join(origin_names)
     names: list[str] = []
     taken: set[str] = set()
@@ -385,6 +386,7 @@ def _cycle_witness(graph: Graph, plan: _Plan, removed_ids: set[int]) -> Node | N
 
 def _apply(graph: Graph, replacement: Graph, plan: _Plan, pass_name: str) -> RewriteResult:
     origin_names = plan.origin_names
+    link = graph._link
     new_by_rid: dict[int, Node] = {}
     created: list[Node] = []
     try:
@@ -405,11 +407,12 @@ def _apply(graph: Graph, replacement: Graph, plan: _Plan, pass_name: str) -> Rew
             new_dst = new_by_rid.get(dst.id)
             if new_dst is None:
                 continue
+            # _plan checked the replacement's ports and edges, and the new nodes' inputs are unfed
             if src.id in plan.datas:
                 p, pport = plan.producers[plan.datas[src.id]]
-                graph.add_edge(p, pport, new_dst, dp)
+                link(p, pport, new_dst, dp)
             else:
-                graph.add_edge(new_by_rid[src.id], sp, new_dst, dp)
+                link(new_by_rid[src.id], sp, new_dst, dp)
         for src, dst in plan.r_ctrl:
             if src.id in new_by_rid and dst.id in new_by_rid:
                 graph.add_control_edge(new_by_rid[src.id], new_by_rid[dst.id])
@@ -432,7 +435,7 @@ def _apply(graph: Graph, replacement: Graph, plan: _Plan, pass_name: str) -> Rew
         else:
             src, sport = plan.producers[plan.datas[rsrc.id]]
         for c, cp in consumers:
-            graph.add_edge(src, sport, c, cp)
+            link(src, sport, c, cp)  # the consumer's input was unlinked above
     if created:
         for p in plan.ctrl_preds:
             for node in created:

@@ -939,7 +939,6 @@ def _call_replacement(rec: _Recorder, instance: Any, value: Any, context: Any, s
                       nodes: list[Any], captures: list[Any], verdict: Any) -> Any:
     Graph = _facade_graph()  # noqa: N806 - a class
 
-    source = _function_source(type(instance).replacement)
     try:
         with _hook_call(session):
             result = instance.replacement(value, context)
@@ -947,7 +946,7 @@ def _call_replacement(rec: _Recorder, instance: Any, value: Any, context: Any, s
         text = exception_text(exc)
         reason = f"pass {rec.desc.pass_name}: replacement raised {text}"
         rec.add("REPLACEMENT_FAILED", reason, nodes=nodes, captures=captures, meet_result=_jsonable(verdict),
-                exception=text, hook_source=source)
+                exception=text, hook_source=_function_source(type(instance).replacement))
         raise PassFailure(reason) from None
     finally:
         if hasattr(value, "_expire"):
@@ -956,15 +955,15 @@ def _call_replacement(rec: _Recorder, instance: Any, value: Any, context: Any, s
         reason = (f"pass {rec.desc.pass_name}: replacement must return ge.graph.Graph, got "
                   f"{type(result).__name__}" + (" (an already consumed Graph)" if isinstance(result, Graph) else ""))
         rec.add("REPLACEMENT_FAILED", reason, nodes=nodes, captures=captures, meet_result=_jsonable(verdict),
-                hook_source=source)
+                hook_source=_function_source(type(instance).replacement))
         raise PassFailure(reason)
     return result
 
 
 def _post_replacement_lints(rec: _Recorder, session: _Session, boundary: Any, replacement_ir: ir.Graph,
                             nodes: list[Any]) -> None:
-    source = _function_source(rec.desc.cls.replacement)
     if session.expression_inputs is not None and session.expression_inputs < len(boundary.inputs):
+        source = _function_source(rec.desc.cls.replacement)
         rec.lint("replacement_inputs_short",
                  f"the expression-style replacement touched inputs[0..{session.expression_inputs - 1}] "
                  f"({session.expression_inputs} inputs) but the match has {len(boundary.inputs)} boundary inputs; "
@@ -973,6 +972,7 @@ def _post_replacement_lints(rec: _Recorder, session: _Session, boundary: Any, re
                  detail={"touched": session.expression_inputs, "boundary_inputs": len(boundary.inputs)})
     stage = getattr(rec.desc.stage, "value", "")
     if stage in _INFERRED_STAGES and not any(g is replacement_ir for g in session.infer_shape_graphs):
+        source = _function_source(rec.desc.cls.replacement)
         rec.lint("missing_infer_shape",
                  f"replacement {replacement_ir.name!r} in stage {stage} never called infer_shape(); its nodes keep "
                  "default tensor descs after shape inference has already run", source=source, nodes=nodes)

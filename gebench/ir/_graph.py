@@ -21,6 +21,16 @@ _log = logging.getLogger(__name__)
 
 _new_node = object.__new__
 
+
+def _new_store() -> nx.MultiDiGraph:
+    """An empty ``nx.MultiDiGraph`` with the same instance state its constructor gives (graph attr dict, node
+    dict, one dict shared as ``_adj``/``_succ``, ``_pred``, an empty cache), minus the constructor's argument
+    handling. O(1); graphs are made per rewrite (replacement builders)."""
+    store = _new_node(nx.MultiDiGraph)
+    succ: dict[Any, Any] = {}
+    store.__dict__.update(graph={}, _node={}, _adj=succ, _succ=succ, _pred={}, __networkx_cache__={})
+    return store
+
 #: Port number used for both ends of a control edge (GE uses -1 for control anchors).
 CONTROL_PORT = -1
 
@@ -47,7 +57,7 @@ class Graph:
     def __init__(self, name: str = "graph") -> None:
         self.name = name
         self.attrs: dict[str, Any] = {}
-        self._store = nx.MultiDiGraph()
+        self._store = _new_store()
         self._nodes: dict[int, Node] = {}
         self._by_name: dict[str, int] = {}
         self._by_type: dict[str, dict[int, None]] = {}
@@ -174,23 +184,34 @@ class Graph:
 
         The node object is marked dead (``node.alive`` is False); its id is never reused.
         """
-        self._check_mine(node)
         nid = node.id
-        for port, prod in enumerate(self._producers[nid]):
+        if self._nodes.get(nid) is not node:
+            self._check_mine(node)
+        # data edges: the node's own tables go with it, so only the other ends are updated here (plain loops:
+        # this runs per removed node of every rewrite)
+        producers, all_uses, store = self._producers, self._uses, self._store
+        s_succ, s_pred = store._succ, store._pred
+        port = 0
+        for prod in producers[nid]:
             if prod is not None:
-                self._unlink(prod[0], prod[1], nid, port)
-        for port, uses in enumerate(self._uses[nid]):
-            for dst, dst_port in list(uses):
-                self._unlink(nid, port, dst, dst_port)
+                src = prod[0]
+                all_uses[src][prod[1]].remove((nid, port))
+                self._store_remove_edge(src, nid, (prod[1], port))
+            port += 1
+        port = 0
+        for uses in all_uses[nid]:
+            for dst, dst_port in uses:
+                producers[dst][dst_port] = None
+                self._store_remove_edge(nid, dst, (port, dst_port))
+            port += 1
         # only control edges are left on the node (one per neighbour); drop them with the node from the store
-        store = self._store
-        succ = store._succ.pop(nid)
-        pred = store._pred.pop(nid)
+        succ = s_succ.pop(nid)
+        pred = s_pred.pop(nid)
         del store._node[nid]
         for v in succ:
-            del store._pred[v][nid]
+            del s_pred[v][nid]
         for u in pred:
-            del store._succ[u][nid]
+            del s_succ[u][nid]
         self._n_ctrl -= len(succ) + len(pred)
         del self._nodes[nid]
         del self._by_name[node.name]
@@ -416,6 +437,27 @@ class Graph:
         self._producers[did][dst_port] = (sid, src_port)
         self._uses[sid][src_port].append((did, dst_port))
         self._store_add_edge(sid, did, (src_port, dst_port))
+
+    def _link(self, src: Node, src_port: int, dst: Node, dst_port: int) -> None:
+        """:meth:`add_edge` for callers inside gebench that already know both nodes are in this graph, both
+        ports exist and the input is unfed. Keeps the topological order (Pearce-Kelly when needed). O(1) amortised.
+
+        Raises:
+            CycleError: the edge would close a cycle (the graph is left unchanged).
+        """
+        sid, did = src.id, dst.id
+        if self._pos[sid] >= self._pos[did]:
+            self._order_for_edge(src, dst)
+        self._producers[did][dst_port] = (sid, src_port)
+        self._uses[sid][src_port].append((did, dst_port))
+        store = self._store
+        succ = store._succ[sid]
+        keydict = succ.get(did)
+        if keydict is None:
+            keydict = {}
+            succ[did] = keydict
+            store._pred[did][sid] = keydict
+        keydict[(src_port, dst_port)] = {}
 
     def _store_add_edge(self, u: int, v: int, key: tuple[int, int]) -> None:
         # MultiDiGraph.add_edge for two existing nodes and no edge data: the key dict is shared by both sides
@@ -692,7 +734,7 @@ class Graph:
     def _copy_store(self) -> nx.MultiDiGraph:
         """``self._store.copy()`` built directly: same nodes, edges, keys and adjacency order, fresh data dicts."""
         src = self._store
-        new = nx.MultiDiGraph()
+        new = _new_store()
         new.graph.update(src.graph)
         new_node, new_succ, new_pred = new._node, new._succ, new._pred
         for n, data in src._node.items():

@@ -114,9 +114,22 @@ def _desc_unchecked(dtype: DataType, shape: tuple[int, ...], fmt: Format, origin
     return desc
 
 
+_DT_FLOAT = DataType.DT_FLOAT
+_FORMAT_ND = Format.FORMAT_ND
+
+
 def _default_desc() -> TensorDesc:
-    """``TensorDesc()`` without the field normalisation (the defaults are normalised)."""
-    return _desc_unchecked(DataType.DT_FLOAT, (), Format.FORMAT_ND, Format.FORMAT_ND, ())
+    """``TensorDesc()`` without the field normalisation (the defaults are normalised). Made for every anchor of
+    every new node, so the fields are set here directly."""
+    desc = _new_object(TensorDesc)
+    desc.dtype = _DT_FLOAT
+    desc.shape = ()
+    desc.format = _FORMAT_ND
+    desc.origin_format = _FORMAT_ND
+    desc.origin_shape = ()
+    desc.origin_dtype = None
+    desc.attrs = {}
+    return desc
 
 
 def _placeholder_desc() -> TensorDesc:

@@ -106,6 +106,29 @@ def make_node(graph: Graph, op_type: str, *, name: str | None = None,
                                  list(in_names), list(out_names))
 
 
+def _make_node_fed(graph: Graph, op_type: str, name: str | None, attrs: Mapping[str, Any] | None,
+                   feeds: list[Any]) -> Node:
+    """:func:`make_node` without dynamic anchors, for builders that feed the inputs right away: input ``i`` starts
+    with ``feeds[i]`` (a fresh TensorDesc, taken as it is) instead of a default desc that would be overwritten;
+    ``None`` entries get the usual default/placeholder desc. Edges are the caller's job. O(anchors + attrs).
+
+    Raises:
+        UnknownOpError: unknown ``op_type``. ValueError: ``feeds`` does not have one entry per input anchor.
+        GraphError: ``name`` is taken.
+    """
+    _, in_names, optional, out_names = _layout(op_type, None, None)
+    if len(feeds) != len(optional):
+        raise ValueError(f"op {op_type!r} has {len(optional)} input anchors, got {len(feeds)} feeds")
+    in_descs = []
+    for opt, fed in zip(optional, feeds):
+        in_descs.append(fed if fed is not None else _placeholder_desc() if opt else _default_desc())
+    out_descs = []
+    for _ in out_names:
+        out_descs.append(_default_desc())
+    return graph._add_node_owned(op_type, name, dict(attrs) if attrs else {}, in_descs, out_descs,
+                                 list(in_names), list(out_names))
+
+
 def with_defaults(schema: OpSchema, attrs: Mapping[str, Any] | None = None) -> dict[str, Any]:
     """A new dict: a private copy of every optional attr's IR default, overlaid with ``attrs``.
 

@@ -18,6 +18,7 @@ from gebench.ge.graph._attr import _AttrValue, to_float32
 from gebench.ge.graph.tensor_desc import check_dims
 from gebench.ge.graph.types import DataType, Format
 from gebench.ir._tensor import _desc_unchecked
+from gebench.ops._make import _make_node_fed
 
 from .tensor_holder import TensorHolder
 
@@ -127,8 +128,48 @@ def _scalar_value(dtype: DataType, value: Any) -> ir.TensorValue:
     return cached
 
 
+#: op type -> whether its schema has a dynamic input, for the schema object it was worked out from.
+_DYNAMIC_INPUTS: dict[str, tuple[ops.OpSchema, bool]] = {}
+
+
+def _has_dynamic_inputs(schema: ops.OpSchema) -> bool:
+    cached = _DYNAMIC_INPUTS.get(schema.op_type)
+    if cached is None or cached[0] is not schema:
+        cached = (schema, any(d.kind == "dynamic" for d in schema.inputs))
+        _DYNAMIC_INPUTS[schema.op_type] = cached
+    return cached[1]
+
+
+#: ge.graph DataType -> the IR member, converted once per dtype (scalar Consts are made per rewrite).
+_IR_DTYPES: dict[DataType, ir.DataType] = {}
+
+
 def _scalar_desc(dtype: DataType) -> ir.TensorDesc:
-    return _desc_unchecked(ir.DataType(dtype), (), Format.FORMAT_ND, Format.FORMAT_ND, ())
+    ir_dtype = _IR_DTYPES.get(dtype)
+    if ir_dtype is None:
+        ir_dtype = _IR_DTYPES[dtype] = ir.DataType(dtype)
+    return _desc_unchecked(ir_dtype, (), Format.FORMAT_ND, Format.FORMAT_ND, ())
+
+
+#: Python float -> float32-rounded value, for the scalars replacements use over and over (``GEMM(..., 1.0)``).
+#: Zeros, NaNs and values that overflow are not cached (``0.0 == -0.0`` as keys; NaN never equals itself; the
+#: overflow warning must stay). Bounded; cleared when full.
+_F32: dict[float, float] = {}
+_F32_MAX = 1024
+
+
+def _float32_of(value: float) -> float:
+    if type(value) is float and value:
+        cached = _F32.get(value)
+        if cached is not None:
+            return cached
+        rounded = to_float32(value)
+        if math.isfinite(rounded):  # an overflow keeps warning on every call, as without the cache
+            if len(_F32) >= _F32_MAX:
+                _F32.clear()
+            _F32[value] = rounded
+        return rounded
+    return to_float32(value)
 
 
 class GraphBuilder:
@@ -193,7 +234,9 @@ class GraphBuilder:
                     self._graph.add_control_edge(th._ir_node, node)
 
     def _connect(self, th: TensorHolder, node: ir.Node, port: int) -> None:
-        self._graph.add_edge(th._ir_node, th._output_index, node, port)
+        # ``node`` was just made by this builder (its input ``port`` exists and is unfed) and ``th`` belongs to
+        # this builder (checked by the callers): the graph's checked add_edge would only repeat that
+        self._graph._link(th._ir_node, th._output_index, node, port)
         # the producer's desc without its per-anchor attrs
         node.inputs[port] = th._ir_node.outputs[th._output_index]._without_attrs()
 
@@ -202,15 +245,30 @@ class GraphBuilder:
         """Create a node of ``schema`` fed by ``inputs`` (one entry per IR input: TH, None or list of TH)."""
         if self._built:
             self._check_live(f"create a {schema.op_type} node")
-        dyn_in = {d.name: len(v) for d, v in zip(schema.inputs, inputs, strict=True) if d.kind == "dynamic"}
-        node = ops.make_node(self._graph, schema.op_type, name=self._next_name(schema.op_type),
-                             dynamic_inputs=dyn_in, dynamic_outputs=dynamic_outputs, attrs=attrs)
-        if not dyn_in:
-            # without dynamic inputs the anchors are the schema's inputs, in order
+        dyn_in = {d.name: len(v) for d, v in zip(schema.inputs, inputs, strict=True) if d.kind == "dynamic"} \
+            if _has_dynamic_inputs(schema) else {}
+        if not dyn_in and not dynamic_outputs:
+            # without dynamic anchors the inputs are the schema's, in order: each fed input starts with its
+            # producer's desc (without per-anchor attrs), as _connect would set it, then the edges are linked
+            feeds = []
+            for value in inputs:
+                feeds.append(None if value is None else value._ir_node.outputs[value._output_index]._without_attrs())
+            node = _make_node_fed(self._graph, schema.op_type, self._next_name(schema.op_type), attrs, feeds)
+            link = self._graph._link
+            port = 0
+            for value in inputs:
+                if value is not None:
+                    link(value._ir_node, value._output_index, node, port)
+                port += 1
+        elif not dyn_in:
+            node = ops.make_node(self._graph, schema.op_type, name=self._next_name(schema.op_type),
+                                 dynamic_outputs=dynamic_outputs, attrs=attrs)
             for port, value in enumerate(inputs):
                 if value is not None:
                     self._connect(value, node, port)
         else:
+            node = ops.make_node(self._graph, schema.op_type, name=self._next_name(schema.op_type),
+                                 dynamic_inputs=dyn_in, dynamic_outputs=dynamic_outputs, attrs=attrs)
             for d, value in zip(schema.inputs, inputs, strict=True):
                 if d.kind == "dynamic":
                     for i, th in enumerate(value):
@@ -301,6 +359,25 @@ class GraphBuilder:
         self._inputs[index] = node
         self._apply_scopes(node)
         return self._holder(node)
+
+    def _create_default_input(self, index: int) -> TensorHolder:
+        """``create_input(index)`` with every keyword at its default, for callers that pass a non-negative int
+        (``PatternInputs``): the argument checks are skipped, the index/name collision check is kept.
+
+        Raises:
+            RuntimeError: the builder is built, or ``index`` or the name ``input_<index>`` is already used.
+        """
+        if self._built or index in self._inputs:
+            return self.create_input(index)  # the checked path raises GE's error
+        node_name = f"input_{index}"
+        graph = self._graph
+        if graph.find(node_name) is not None:
+            return self.create_input(index)
+        desc = _desc_unchecked(DataType.DT_FLOAT, (), Format.FORMAT_ND, Format.FORMAT_ND, ())
+        node = graph._add_node_owned("Data", node_name, {"index": index}, [desc], [desc.copy()], ["x"], ["y"])
+        self._inputs[index] = node
+        self._apply_scopes(node)
+        return TensorHolder._create(self, node, 0)
 
     def create_inputs(self, num: int, start_index: int = 0) -> list[TensorHolder]:
         """``num`` default inputs with indices ``start_index..start_index+num-1``.
@@ -402,7 +479,7 @@ class GraphBuilder:
         self._check_live("create_scalar_float")
         if not isinstance(value, (int, float)):
             raise TypeError(f"create_scalar_float: value must be a float, got {value!r} ({type(value).__name__})")
-        return self._const(DataType.DT_FLOAT, [to_float32(value)], [])
+        return self._const(DataType.DT_FLOAT, [_float32_of(value)], [])
 
     # ------------------------------------------------------------------ outputs and attrs
     def set_graph_output(self, tensor: TensorHolder, output_index: int) -> None:
@@ -542,7 +619,7 @@ class GraphBuilder:
         net = ops.make_node(self._graph, "NetOutput", name=f"NetOutput_{self._name}", dynamic_inputs={"x": count})
         for k in range(count):
             src, port = self._outputs[k]
-            self._graph.add_edge(src, port, net, k)
+            self._graph._link(src, port, net, k)  # net is new with `count` unfed inputs; src is a node of ours
             net.inputs[k] = src.outputs[port].copy()
         self._hoist_subgraphs()
         self._built = True

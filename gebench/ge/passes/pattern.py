@@ -49,7 +49,9 @@ class PatternInputs:
 
     def _ensure(self, index: int) -> None:
         while len(self._created) <= index:
-            self._created.append(self._builder.create_input(len(self._created)))
+            builder = self._builder
+            create = getattr(builder, "_create_default_input", None) or builder.create_input
+            self._created.append(create(len(self._created)))
 
     def __getitem__(self, key: Any) -> Any:
         if isinstance(key, slice):
