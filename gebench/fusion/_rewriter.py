@@ -386,14 +386,14 @@ def _cycle_witness(graph: Graph, plan: _Plan, removed_ids: set[int]) -> Node | N
 
 def _apply(graph: Graph, replacement: Graph, plan: _Plan, pass_name: str) -> RewriteResult:
     origin_names = plan.origin_names
-    link = graph._link
+    link = graph.add_edge_trusted
     new_by_rid: dict[int, Node] = {}
     created: list[Node] = []
     try:
         for rn, name in zip(plan.body, plan.names, strict=True):
             attrs = _copy_attrs(rn.attrs) if rn.attrs else {}
             attrs[ORIGIN_NAMES_ATTR] = list(origin_names)
-            node = graph._add_node_owned(rn.op_type, name, attrs, list(map(TensorDesc.copy, rn.inputs)),
+            node = graph.add_node_trusted(rn.op_type, name, attrs, list(map(TensorDesc.copy, rn.inputs)),
                                          list(map(TensorDesc.copy, rn.outputs)), list(rn.input_names),
                                          list(rn.output_names))
             node.provenance = pass_name

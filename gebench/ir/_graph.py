@@ -118,10 +118,11 @@ class Graph:
             raise GraphError(f"node {name!r}: anchor names do not line up with anchor descs")
         return self._insert(node_id, name, op_type, dict(attrs) if attrs else {}, ins, outs, in_names, out_names)
 
-    def _add_node_owned(self, op_type: str, name: str | None, attrs: dict[str, Any], inputs: list[TensorDesc],
+    def add_node_trusted(self, op_type: str, name: str | None, attrs: dict[str, Any], inputs: list[TensorDesc],
                         outputs: list[TensorDesc], input_names: list[str], output_names: list[str]) -> Node:
-        """:meth:`add_node` for callers inside gebench that hand over fresh lists and a fresh attrs dict (taken
-        as they are, not copied; the names must line up with the descs). O(anchors).
+        """:meth:`add_node` for trusted callers (graph builders, the rewriter) that hand over fresh lists and a
+        fresh attrs dict: they are taken as they are, not copied or checked, so the names must line up with the
+        descs. O(anchors).
 
         Raises:
             GraphError: the name is taken.
@@ -438,9 +439,9 @@ class Graph:
         self._uses[sid][src_port].append((did, dst_port))
         self._store_add_edge(sid, did, (src_port, dst_port))
 
-    def _link(self, src: Node, src_port: int, dst: Node, dst_port: int) -> None:
-        """:meth:`add_edge` for callers inside gebench that already know both nodes are in this graph, both
-        ports exist and the input is unfed. Keeps the topological order (Pearce-Kelly when needed). O(1) amortised.
+    def add_edge_trusted(self, src: Node, src_port: int, dst: Node, dst_port: int) -> None:
+        """:meth:`add_edge` for trusted callers that already know both nodes are in this graph, both ports exist
+        and the input is unfed (nothing of that is re-checked; :meth:`verify` would catch a broken promise). Keeps the topological order (Pearce-Kelly when needed). O(1) amortised.
 
         Raises:
             CycleError: the edge would close a cycle (the graph is left unchanged).

@@ -10,7 +10,7 @@ import numpy as np
 
 from ._types import PLACEHOLDER_DTYPE, PLACEHOLDER_FORMAT, DataType, Format, numpy_dtype
 
-__all__ = ["TensorDesc", "TensorValue", "UNKNOWN_DIM", "UNKNOWN_RANK"]
+__all__ = ["TensorDesc", "TensorValue", "UNKNOWN_DIM", "UNKNOWN_RANK", "trusted_desc"]
 
 #: A dimension whose size is not known yet.
 UNKNOWN_DIM = -1
@@ -100,9 +100,11 @@ class TensorDesc:
 _new_object = object.__new__
 
 
-def _desc_unchecked(dtype: DataType, shape: tuple[int, ...], fmt: Format, origin_format: Format,
+def trusted_desc(dtype: DataType, shape: tuple[int, ...], fmt: Format, origin_format: Format,
                     origin_shape: tuple[int, ...], origin_dtype: DataType | None = None) -> TensorDesc:
-    """A TensorDesc from fields that are already normalised (enum members, tuples of int). Internal fast path."""
+    """A TensorDesc from fields that are already normalised (enum members, tuples of int), without the checks
+    and conversions of the constructor. For hot paths (graph building, rewriting) whose callers guarantee the
+    field types; anything else should call ``TensorDesc(...)``. O(1)."""
     desc = _new_object(TensorDesc)
     desc.dtype = dtype
     desc.shape = shape
@@ -134,7 +136,7 @@ def _default_desc() -> TensorDesc:
 
 def _placeholder_desc() -> TensorDesc:
     """``TensorDesc.placeholder()`` without the field normalisation."""
-    return _desc_unchecked(PLACEHOLDER_DTYPE, (), PLACEHOLDER_FORMAT, PLACEHOLDER_FORMAT, ())
+    return trusted_desc(PLACEHOLDER_DTYPE, (), PLACEHOLDER_FORMAT, PLACEHOLDER_FORMAT, ())
 
 
 @dataclasses.dataclass(eq=False, frozen=True)

@@ -102,7 +102,7 @@ def make_node(graph: Graph, op_type: str, *, name: str | None = None,
     out_descs = []
     for _ in out_names:
         out_descs.append(_default_desc())
-    return graph._add_node_owned(op_type, name, dict(attrs) if attrs else {}, in_descs, out_descs,
+    return graph.add_node_trusted(op_type, name, dict(attrs) if attrs else {}, in_descs, out_descs,
                                  list(in_names), list(out_names))
 
 
@@ -125,7 +125,7 @@ def _make_node_fed(graph: Graph, op_type: str, name: str | None, attrs: Mapping[
     out_descs = []
     for _ in out_names:
         out_descs.append(_default_desc())
-    return graph._add_node_owned(op_type, name, dict(attrs) if attrs else {}, in_descs, out_descs,
+    return graph.add_node_trusted(op_type, name, dict(attrs) if attrs else {}, in_descs, out_descs,
                                  list(in_names), list(out_names))
 
 

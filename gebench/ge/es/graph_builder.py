@@ -17,7 +17,7 @@ from gebench.ge.graph import Graph
 from gebench.ge.graph._attr import _AttrValue, to_float32
 from gebench.ge.graph.tensor_desc import check_dims
 from gebench.ge.graph.types import DataType, Format
-from gebench.ir._tensor import _desc_unchecked
+from gebench.ir import trusted_desc
 from gebench.ops._make import _make_node_fed
 
 from .tensor_holder import TensorHolder
@@ -148,7 +148,7 @@ def _scalar_desc(dtype: DataType) -> ir.TensorDesc:
     ir_dtype = _IR_DTYPES.get(dtype)
     if ir_dtype is None:
         ir_dtype = _IR_DTYPES[dtype] = ir.DataType(dtype)
-    return _desc_unchecked(ir_dtype, (), Format.FORMAT_ND, Format.FORMAT_ND, ())
+    return trusted_desc(ir_dtype, (), Format.FORMAT_ND, Format.FORMAT_ND, ())
 
 
 #: Python float -> float32-rounded value, for the scalars replacements use over and over (``GEMM(..., 1.0)``).
@@ -236,7 +236,7 @@ class GraphBuilder:
     def _connect(self, th: TensorHolder, node: ir.Node, port: int) -> None:
         # ``node`` was just made by this builder (its input ``port`` exists and is unfed) and ``th`` belongs to
         # this builder (checked by the callers): the graph's checked add_edge would only repeat that
-        self._graph._link(th._ir_node, th._output_index, node, port)
+        self._graph.add_edge_trusted(th._ir_node, th._output_index, node, port)
         # the producer's desc without its per-anchor attrs
         node.inputs[port] = th._ir_node.outputs[th._output_index]._without_attrs()
 
@@ -254,7 +254,7 @@ class GraphBuilder:
             for value in inputs:
                 feeds.append(None if value is None else value._ir_node.outputs[value._output_index]._without_attrs())
             node = _make_node_fed(self._graph, schema.op_type, self._next_name(schema.op_type), attrs, feeds)
-            link = self._graph._link
+            link = self._graph.add_edge_trusted
             port = 0
             for value in inputs:
                 if value is not None:
@@ -353,8 +353,8 @@ class GraphBuilder:
             why = ("the index is negative" if index < 0 else
                    f"index {index} is already used" if index in self._inputs else f"name {node_name!r} is taken")
             raise RuntimeError(f"Failed to create input: {why}")
-        desc = ir.TensorDesc.of(data_type, dims, format) if dims else _desc_unchecked(data_type, (), format, format, ())
-        node = self._graph._add_node_owned(type_str.value, node_name, {"index": index}, [desc], [desc.copy()],
+        desc = ir.TensorDesc.of(data_type, dims, format) if dims else trusted_desc(data_type, (), format, format, ())
+        node = self._graph.add_node_trusted(type_str.value, node_name, {"index": index}, [desc], [desc.copy()],
                                            ["x"], ["y"])
         self._inputs[index] = node
         self._apply_scopes(node)
@@ -373,8 +373,8 @@ class GraphBuilder:
         graph = self._graph
         if graph.find(node_name) is not None:
             return self.create_input(index)
-        desc = _desc_unchecked(DataType.DT_FLOAT, (), Format.FORMAT_ND, Format.FORMAT_ND, ())
-        node = graph._add_node_owned("Data", node_name, {"index": index}, [desc], [desc.copy()], ["x"], ["y"])
+        desc = trusted_desc(DataType.DT_FLOAT, (), Format.FORMAT_ND, Format.FORMAT_ND, ())
+        node = graph.add_node_trusted("Data", node_name, {"index": index}, [desc], [desc.copy()], ["x"], ["y"])
         self._inputs[index] = node
         self._apply_scopes(node)
         return TensorHolder._create(self, node, 0)
@@ -619,7 +619,7 @@ class GraphBuilder:
         net = ops.make_node(self._graph, "NetOutput", name=f"NetOutput_{self._name}", dynamic_inputs={"x": count})
         for k in range(count):
             src, port = self._outputs[k]
-            self._graph._link(src, port, net, k)  # net is new with `count` unfed inputs; src is a node of ours
+            self._graph.add_edge_trusted(src, port, net, k)  # net is new with `count` unfed inputs; src is a node of ours
             net.inputs[k] = src.outputs[port].copy()
         self._hoist_subgraphs()
         self._built = True
