@@ -16,9 +16,7 @@ import logging
 from collections.abc import Iterable
 from typing import Any
 
-import numpy as np
-
-from gebench.ir import Graph, GraphError, Node, TensorDesc, TensorValue
+from gebench.ir import Graph, GraphError, Node, TensorDesc, copy_attrs
 
 from ._boundary import Boundary, boundary_subgraph, escaping_use
 from ._pattern import DATA_TYPE, NETOUTPUT_TYPE
@@ -391,7 +389,7 @@ def _apply(graph: Graph, replacement: Graph, plan: _Plan, pass_name: str) -> Rew
     created: list[Node] = []
     try:
         for rn, name in zip(plan.body, plan.names, strict=True):
-            attrs = _copy_attrs(rn.attrs) if rn.attrs else {}
+            attrs = copy_attrs(rn.attrs) if rn.attrs else {}
             attrs[ORIGIN_NAMES_ATTR] = list(origin_names)
             node = graph.add_node_trusted(rn.op_type, name, attrs, list(map(TensorDesc.copy, rn.inputs)),
                                          list(map(TensorDesc.copy, rn.outputs)), list(rn.input_names),
@@ -451,23 +449,3 @@ def _apply(graph: Graph, replacement: Graph, plan: _Plan, pass_name: str) -> Rew
     renamed = {rn.name: new_by_rid[rn.id].name for rn in plan.body}
     _log.debug("pass %s rewrote %d nodes into %d in graph %s", pass_name, len(removed_ids), len(created), graph.name)
     return RewriteResult(removed=removed_ids, added=[n.id for n in created], renamed=renamed)
-
-
-def _copy_attr(value: Any) -> Any:
-    if type(value) in _SHARED_ATTR_TYPES:
-        return value
-    if isinstance(value, (TensorValue, TensorDesc)):
-        return value.copy()
-    if isinstance(value, list):
-        return [_copy_attr(v) for v in value]
-    if isinstance(value, np.ndarray):
-        return value.copy()
-    return value
-
-
-#: Attr value types that are immutable: kept as they are.
-_SHARED_ATTR_TYPES = frozenset({int, float, bool, str, bytes, type(None), TensorValue})
-
-
-def _copy_attrs(attrs: dict[str, Any]) -> dict[str, Any]:
-    return {k: _copy_attr(v) for k, v in attrs.items()}

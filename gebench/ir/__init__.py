@@ -7,7 +7,7 @@ Public surface: :class:`Graph`, :class:`Node`, :class:`TensorDesc`, :class:`Tens
 from ._coerce import as_graph
 from ._graph import CONTROL_PORT, Graph
 from ._node import Node
-from ._tensor import UNKNOWN_DIM, UNKNOWN_RANK, TensorDesc, TensorValue, trusted_desc
+from ._tensor import UNKNOWN_DIM, UNKNOWN_RANK, TensorDesc, TensorValue, copy_attrs, trusted_desc
 from ._text import parse_text, to_text
 from ._types import DataType, Format, data_type_from_numpy, numpy_dtype
 from .errors import CycleError, GraphError, TextFormError
@@ -26,6 +26,7 @@ __all__ = [
     "UNKNOWN_DIM",
     "UNKNOWN_RANK",
     "as_graph",
+    "copy_attrs",
     "data_type_from_numpy",
     "numpy_dtype",
     "parse_text",

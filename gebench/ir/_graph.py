@@ -12,7 +12,7 @@ from typing import Any
 import networkx as nx
 
 from ._node import Node
-from ._tensor import TensorDesc, _copy_attr_dict, _default_desc
+from ._tensor import TensorDesc, _default_desc, copy_attrs
 from .errors import CycleError, GraphError
 
 __all__ = ["Graph", "CONTROL_PORT"]
@@ -710,7 +710,7 @@ class Graph:
 
     def _copy(self, name: str | None) -> Graph:
         clone = Graph(self.name if name is None else name)
-        clone.attrs = _copy_attr_dict(self.attrs)
+        clone.attrs = copy_attrs(self.attrs)
         clone.parent_node_name = self.parent_node_name
         for nid, node in self._nodes.items():
             c = node._clone_into(clone, nid, node.name)

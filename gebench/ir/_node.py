@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from ._tensor import TensorDesc, _copy_attr_dict
+from ._tensor import TensorDesc, copy_attrs
 
 if TYPE_CHECKING:
     from ._graph import Graph
@@ -89,7 +89,7 @@ class Node:
         clone._name = name
         clone._op_type = self._op_type
         clone._graph = graph
-        clone.attrs = _copy_attr_dict(self.attrs)
+        clone.attrs = copy_attrs(self.attrs)
         clone.inputs = list(map(_copy_desc, self.inputs))  # map: no comprehension call on Python 3.11
         clone.outputs = list(map(_copy_desc, self.outputs))
         clone.input_names = self.input_names.copy()

@@ -10,7 +10,7 @@ import numpy as np
 
 from ._types import PLACEHOLDER_DTYPE, PLACEHOLDER_FORMAT, DataType, Format, numpy_dtype
 
-__all__ = ["TensorDesc", "TensorValue", "UNKNOWN_DIM", "UNKNOWN_RANK", "trusted_desc"]
+__all__ = ["TensorDesc", "TensorValue", "UNKNOWN_DIM", "UNKNOWN_RANK", "copy_attrs", "trusted_desc"]
 
 #: A dimension whose size is not known yet.
 UNKNOWN_DIM = -1
@@ -77,7 +77,7 @@ class TensorDesc:
         clone.origin_format = self.origin_format
         clone.origin_shape = self.origin_shape
         clone.origin_dtype = self.origin_dtype
-        clone.attrs = _copy_attr_dict(self.attrs) if self.attrs else {}
+        clone.attrs = copy_attrs(self.attrs) if self.attrs else {}
         return clone
 
     def _without_attrs(self) -> TensorDesc:
@@ -91,10 +91,6 @@ class TensorDesc:
         clone.origin_dtype = self.origin_dtype
         clone.attrs = {}
         return clone
-
-    def same_as(self, other: TensorDesc) -> bool:
-        """Field-wise equality, attrs included."""
-        return self == other
 
 
 _new_object = object.__new__
@@ -217,6 +213,8 @@ def _copy_attr_value(value: Any) -> Any:
         return value.copy()
     if isinstance(value, list):
         return [_copy_attr_value(v) for v in value]
+    if isinstance(value, np.ndarray):
+        return value.copy()
     return value
 
 
@@ -224,7 +222,9 @@ def _copy_attr_value(value: Any) -> Any:
 _SHARED_TYPES = frozenset({int, float, bool, str, bytes, type(None), TensorValue, DataType, Format})
 
 
-def _copy_attr_dict(attrs: dict[str, Any]) -> dict[str, Any]:
+def copy_attrs(attrs: dict[str, Any]) -> dict[str, Any]:
+    """A copy of an attribute dict that shares immutable values (TensorValues included) and copies the
+    mutable ones (lists, TensorDescs, arrays). O(attrs)."""
     if not attrs:
         return {}
     shared = _SHARED_TYPES
