@@ -78,7 +78,7 @@ class RewriteResult:
 
 
 def rewrite(graph: Graph, boundary: Boundary, replacement: Graph, *, pass_name: str,
-            check_self_contained: bool = True) -> RewriteResult:
+            check_self_contained: bool = True, adopt: bool = False) -> RewriteResult:
     """Replace the region delimited by ``boundary`` in ``graph`` with a copy of ``replacement`` (GE §3.7).
 
     Replacement Data ``index=i`` is fed by boundary input ``i``'s producer; replacement output ``k`` takes
@@ -86,29 +86,36 @@ def rewrite(graph: Graph, boundary: Boundary, replacement: Graph, *, pass_name: 
     nodes are named ``<name>_<replaced names joined by "_">_<counter>``, carry ``pass_name`` as provenance and
     inherit the control edges of the removed nodes. Old region nodes left without data consumers are removed.
 
+    ``adopt``: the caller discards ``replacement`` after the call (a replacement only the runtime has seen), so
+    its nodes are moved into ``graph`` instead of copied; ``replacement`` is left empty once the rewrite is
+    applied (untouched when a check fails). The result is the same graph as with copying.
+
     Cost: O(region + replacement + their edges), plus a reachability search bounded by topological positions.
 
     Raises:
         RewriteError: a boundary, self-containment, replacement or cycle rule fails; the graph is unchanged.
     """
     plan = _plan(graph, boundary, replacement, check_self_contained)
-    return _apply(graph, replacement, plan, pass_name)
+    return _apply(graph, replacement, plan, pass_name, adopt)
 
 
 @dataclasses.dataclass(slots=True)
 class _Plan:
+    """A checked rewrite. Replacement nodes are referred to by their index in ``body`` (the replacement's
+    non-IO nodes in topological order); boundary inputs by their index in ``producers``."""
+
     producers: list[tuple[Node, int]]
     region: dict[int, Node]
     removed: list[Node]
     body: list[Node]
-    datas: dict[int, int]  # replacement Data node id -> boundary input index
-    out_sources: list[tuple[Node, int]]  # replacement producer of output k
+    in_edges: list[tuple[int, int, int]]  # (boundary input, body index, input port)
+    body_edges: list[tuple[int, int, int, int]]  # (src body index, src port, dst body index, dst port)
+    out_sources: list[tuple[int, int]]  # output k: (body index, port), or (-1 - boundary input, 0) for a Data
     moves: list[tuple[int, Node, int, list[tuple[Node, int]]]]  # (k, old node, old port, outside consumers)
     ctrl_preds: list[Node]
     ctrl_succs: list[Node]
     names: list[str]
-    r_edges: list[tuple[Node, int, Node, int]]
-    r_ctrl: list[tuple[Node, Node]]
+    body_ctrl: list[tuple[int, int]]  # control edges between body nodes, as body indices
     origin_names: list[str]
 
 
@@ -184,39 +191,53 @@ def _plan(graph: Graph, boundary: Boundary, replacement: Graph, check_self_conta
         raise RewriteError(RewriteReason.NO_NETOUTPUT,
                            f"replacement {replacement.name!r} has {len(netouts)} NetOutput nodes; it needs exactly "
                            "one (build it with GraphBuilder.build_and_reset(outputs))")
-    out_sources: list[tuple[Node, int]] = []
-    for port, prod in enumerate(replacement.producers(netouts[0])):
-        if prod is None:
+    out_refs = replacement.input_sources(netouts[0])
+    for port, src in enumerate(out_refs):
+        if src is None:
             raise RewriteError(RewriteReason.OUTPUT_COUNT_MISMATCH,
                                f"replacement {replacement.name!r}: output {port} (input {port} of "
                                f"{netouts[0].name!r}) is not connected")
-        out_sources.append(prod)
-    if len(out_sources) != len(boundary.outputs):
+    if len(out_refs) != len(boundary.outputs):
         raise RewriteError(RewriteReason.OUTPUT_COUNT_MISMATCH,
-                           f"replacement {replacement.name!r} has {len(out_sources)} outputs but the boundary has "
+                           f"replacement {replacement.name!r} has {len(out_refs)} outputs but the boundary has "
                            f"{len(boundary.outputs)}; they must be equal")
-    datas: dict[int, int] = {}
-    seen_idx: dict[int, str] = {}
+    # node references: a body node is its body index, a Data node is -1 - its index
+    ref: dict[int, int] = {}
+    seen_idx: set[int] = set()
     for d in data_nodes:
         idx = d.attrs.get("index")
         if not isinstance(idx, int) or isinstance(idx, bool) or not 0 <= idx < len(data_nodes) or idx in seen_idx:
             raise RewriteError(RewriteReason.BAD_DATA_INDEX,
                                f"replacement {replacement.name!r}: Data {d.name!r} has index {idx!r}; Data indices "
                                f"must be distinct ints 0..{len(data_nodes) - 1} (one per boundary input)")
-        seen_idx[idx] = d.name
-        datas[d.id] = idx
-    rpos = {n.id: i for i, n in enumerate(rnodes)}
-    r_edges = []
-    for n in rnodes:
-        for port, prod in enumerate(replacement.producers(n)):
-            if prod is not None:
-                src = prod[0]
-                if rpos[src.id] >= rpos[n.id]:
+        seen_idx.add(idx)
+        ref[d.id] = -1 - idx
+    j = 0
+    for n in body:
+        ref[n.id] = j
+        j += 1
+    out_sources = [(ref[src[0]], src[1]) for src in out_refs]  # type: ignore[index]  # None was refused above
+    sources = replacement.input_sources
+    in_edges: list[tuple[int, int, int]] = []
+    body_edges: list[tuple[int, int, int, int]] = []
+    j = 0
+    for n in body:  # edges into Data nodes and NetOutput are not copied (outputs are handled as moves)
+        port = 0
+        for src in sources(n):
+            if src is not None:
+                r = ref.get(src[0])
+                if r is None or r >= j:  # positions are topological, so only a broken graph gets here
                     raise RewriteError(RewriteReason.REPLACEMENT_CYCLIC,
-                                       f"replacement {replacement.name!r} is cyclic at edge {src.name} -> {n.name}")
-                r_edges.append((src, prod[1], n, port))
-    r_ctrl = ([(n, succ) for n in rnodes for succ in replacement.control_successors(n)]
-              if replacement.has_control_edges else [])
+                                       f"replacement {replacement.name!r} is cyclic (or fed by its NetOutput) at "
+                                       f"input {port} of {n.name}")
+                if r < 0:
+                    in_edges.append((-1 - r, j, port))
+                else:
+                    body_edges.append((r, src[1], j, port))
+            port += 1
+        j += 1
+    body_ctrl = [(ref[n.id], ref[succ.id]) for n in body for succ in replacement.control_successors(n)
+                 if ref.get(succ.id, -1) >= 0] if replacement.has_control_edges else []
 
     # ---- what moves and what goes
     moves: list[tuple[int, Node, int, list[tuple[Node, int]]]] = []
@@ -266,8 +287,8 @@ def _plan(graph: Graph, boundary: Boundary, replacement: Graph, check_self_conta
         taken.add(name)
         names.append(name)
 
-    plan = _Plan(producers, region, removed, body, datas, out_sources, moves, list(ctrl_preds.values()),
-                 list(ctrl_succs.values()), names, r_edges, r_ctrl, origin_names)
+    plan = _Plan(producers, region, removed, body, in_edges, body_edges, out_sources, moves,
+                 list(ctrl_preds.values()), list(ctrl_succs.values()), names, body_ctrl, origin_names)
     cycle = _cycle_witness(graph, plan, removed_ids)
     if cycle is not None:
         raise RewriteError(RewriteReason.WOULD_CREATE_CYCLE,
@@ -307,35 +328,32 @@ def _cycle_witness(graph: Graph, plan: _Plan, removed_ids: set[int]) -> Node | N
     if all(position(c) > lim for _k, _n, _p, cs in plan.moves for c, _ in cs) and \
             all(position(q) > lim for q in plan.ctrl_succs):
         return None
-    vid = {rn.id: -(j + 1) for j, rn in enumerate(plan.body)}
-    virt_succ: dict[int, list[int]] = {v: [] for v in vid.values()}
+    # body node j is the virtual node -(j + 1)
+    vids = [-(j + 1) for j in range(len(plan.body))]
+    virt_succ: dict[int, list[int]] = {v: [] for v in vids}
     real_added: dict[int, list[int]] = {}
 
     def add_real(src: Node, dst: int) -> None:
         real_added.setdefault(src.id, []).append(dst)
 
-    for src, _sp, dst, _dp in plan.r_edges:
-        if dst.id not in vid:
-            continue  # edges into NetOutput are handled as output moves
-        if src.id in plan.datas:
-            add_real(plan.producers[plan.datas[src.id]][0], vid[dst.id])
-        elif src.id in vid:
-            virt_succ[vid[src.id]].append(vid[dst.id])
-    for src, dst in plan.r_ctrl:
-        if src.id in vid and dst.id in vid:
-            virt_succ[vid[src.id]].append(vid[dst.id])
+    for i, j, _dp in plan.in_edges:
+        add_real(plan.producers[i][0], -(j + 1))
+    for sj, _sp, dj, _dp in plan.body_edges:
+        virt_succ[-(sj + 1)].append(-(dj + 1))
+    for sj, dj in plan.body_ctrl:
+        virt_succ[-(sj + 1)].append(-(dj + 1))
     for k, _node, _port, consumers in plan.moves:
-        src, _sp = plan.out_sources[k]
+        r, _sp = plan.out_sources[k]
         for c, _cp in consumers:
-            if src.id in vid:
-                virt_succ[vid[src.id]].append(c.id)
+            if r >= 0:
+                virt_succ[-(r + 1)].append(c.id)
             else:
-                add_real(plan.producers[plan.datas[src.id]][0], c.id)
-    if vid:
+                add_real(plan.producers[-1 - r][0], c.id)
+    if vids:
         for p in plan.ctrl_preds:
-            for v in vid.values():
+            for v in vids:
                 add_real(p, v)
-        for v in vid.values():
+        for v in vids:
             virt_succ[v].extend(q.id for q in plan.ctrl_succs)
     else:
         for p in plan.ctrl_preds:
@@ -382,38 +400,40 @@ def _cycle_witness(graph: Graph, plan: _Plan, removed_ids: set[int]) -> Node | N
     return None
 
 
-def _apply(graph: Graph, replacement: Graph, plan: _Plan, pass_name: str) -> RewriteResult:
+def _apply(graph: Graph, replacement: Graph, plan: _Plan, pass_name: str, adopt: bool) -> RewriteResult:
     origin_names = plan.origin_names
     link = graph.add_edge_trusted
-    new_by_rid: dict[int, Node] = {}
     created: list[Node] = []
+    renamed: dict[str, str] = {}
     try:
         for rn, name in zip(plan.body, plan.names, strict=True):
-            attrs = copy_attrs(rn.attrs) if rn.attrs else {}
-            attrs[ORIGIN_NAMES_ATTR] = list(origin_names)
-            node = graph.add_node_trusted(rn.op_type, name, attrs, list(map(TensorDesc.copy, rn.inputs)),
-                                         list(map(TensorDesc.copy, rn.outputs)), list(rn.input_names),
-                                         list(rn.output_names))
+            renamed[rn.name] = name
+            if adopt:
+                rn.attrs[ORIGIN_NAMES_ATTR] = list(origin_names)
+                node = graph.adopt_node(rn, name)
+            else:
+                attrs = copy_attrs(rn.attrs) if rn.attrs else {}
+                attrs[ORIGIN_NAMES_ATTR] = list(origin_names)
+                node = graph.add_node_trusted(rn.op_type, name, attrs, list(map(TensorDesc.copy, rn.inputs)),
+                                             list(map(TensorDesc.copy, rn.outputs)), list(rn.input_names),
+                                             list(rn.output_names))
             node.provenance = pass_name
             created.append(node)
-            new_by_rid[rn.id] = node
+        if adopt:
+            replacement.clear()  # its nodes now belong to ``graph``
         if created:
             after = [p for p, _ in plan.producers] + plan.ctrl_preds
             before = [c for _k, _n, _p, cs in plan.moves for c, _ in cs] + plan.ctrl_succs
             graph.place_between(created, after, before)
-        for src, sp, dst, dp in plan.r_edges:
-            new_dst = new_by_rid.get(dst.id)
-            if new_dst is None:
-                continue
-            # _plan checked the replacement's ports and edges, and the new nodes' inputs are unfed
-            if src.id in plan.datas:
-                p, pport = plan.producers[plan.datas[src.id]]
-                link(p, pport, new_dst, dp)
-            else:
-                link(new_by_rid[src.id], sp, new_dst, dp)
-        for src, dst in plan.r_ctrl:
-            if src.id in new_by_rid and dst.id in new_by_rid:
-                graph.add_control_edge(new_by_rid[src.id], new_by_rid[dst.id])
+        # _plan checked the replacement's ports and edges, and the new nodes' inputs are unfed
+        producers = plan.producers
+        for i, j, dp in plan.in_edges:
+            p, pport = producers[i]
+            link(p, pport, created[j], dp)
+        for sj, sp, dj, dp in plan.body_edges:
+            link(created[sj], sp, created[dj], dp)
+        for sj, dj in plan.body_ctrl:
+            graph.add_control_edge(created[sj], created[dj])
     except GraphError as exc:  # cannot happen after _plan's checks; undo what was added
         for node in reversed(created):
             graph.remove_node(node)
@@ -427,11 +447,8 @@ def _apply(graph: Graph, replacement: Graph, plan: _Plan, pass_name: str) -> Rew
         removed_ids.append(node.id)
         graph.remove_node(node)
     for k, _node, _port, consumers in plan.moves:
-        rsrc, rport = plan.out_sources[k]
-        if rsrc.id in new_by_rid:
-            src, sport = new_by_rid[rsrc.id], rport
-        else:
-            src, sport = plan.producers[plan.datas[rsrc.id]]
+        r, rport = plan.out_sources[k]
+        src, sport = (created[r], rport) if r >= 0 else producers[-1 - r]
         for c, cp in consumers:
             link(src, sport, c, cp)  # the consumer's input was unlinked above
     if created:
@@ -446,6 +463,5 @@ def _apply(graph: Graph, replacement: Graph, plan: _Plan, pass_name: str) -> Rew
             for q in plan.ctrl_succs:
                 if p.id != q.id:
                     graph.add_control_edge(p, q)
-    renamed = {rn.name: new_by_rid[rn.id].name for rn in plan.body}
     _log.debug("pass %s rewrote %d nodes into %d in graph %s", pass_name, len(removed_ids), len(created), graph.name)
     return RewriteResult(removed=removed_ids, added=[n.id for n in created], renamed=renamed)

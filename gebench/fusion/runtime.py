@@ -209,6 +209,7 @@ class _Session:
         self.pass_name = recorder.desc.pass_name
         self.infer_shape_graphs: list[Any] = []
         self.expression_inputs: int | None = None
+        self.owned_replacement: Any = None
         self.rewrites = 0
 
     def lint(self, rule: str, message: str, *, source: str = "", detail: dict[str, Any] | None = None) -> None:
@@ -217,8 +218,11 @@ class _Session:
     def note_infer_shape(self, replacement_ir: Any) -> None:
         self.infer_shape_graphs.append(replacement_ir)
 
-    def note_expression_inputs(self, count: int) -> None:
+    def note_expression_inputs(self, count: int, built: Any = None) -> None:
+        """An expression-style replacement touched ``count`` inputs; ``built`` is the Graph its wrapper built
+        (no pass code holds it), None when the replacement returned a Graph of its own."""
         self.expression_inputs = count
+        self.owned_replacement = built
 
     def note_rewrite(self, *, boundary_nodes: list[Any], result: Any, graph: Any, source: str) -> None:
         self.rewrites += 1
@@ -892,6 +896,7 @@ def _handle_match(state: _RunState, rec: _Recorder, instance: Any, match: Any, g
         return None
     boundary = match.boundary
     session.expression_inputs = None
+    session.owned_replacement = None
     session.infer_shape_graphs = []
     mr = MatchResult._create(match, graph)
     replacement = _call_replacement(rec, instance, mr, context, session, nodes, captures, verdict)
@@ -899,7 +904,8 @@ def _handle_match(state: _RunState, rec: _Recorder, instance: Any, match: Any, g
     _post_replacement_lints(rec, session, boundary, replacement_ir, nodes)
     region = _capture_region(state, graph, [n.id for n in nodes], boundary)
     try:
-        result = rewrite(graph, boundary, replacement_ir, pass_name=rec.desc.pass_name)
+        result = rewrite(graph, boundary, replacement_ir, pass_name=rec.desc.pass_name,
+                         adopt=session.owned_replacement is replacement)
     except RewriteError as exc:
         reason = f"pass {rec.desc.pass_name}: rewrite of pattern {match.pattern.name!r} failed: {exc}"
         rec.add("REPLACEMENT_FAILED", reason, nodes=nodes, captures=captures, meet_result=_jsonable(verdict),
@@ -1051,6 +1057,7 @@ def _run_decompose_pass(state: _RunState, rec: _Recorder, instance: Any, graph: 
             continue
         boundary = decompose_boundary(graph, node)
         session.expression_inputs = None
+        session.owned_replacement = None
         session.infer_shape_graphs = []
         replacement = _call_replacement(rec, instance, Node._wrap(node), context, session, [node], [], verdict)
         replacement_ir = replacement._ir
@@ -1058,7 +1065,8 @@ def _run_decompose_pass(state: _RunState, rec: _Recorder, instance: Any, graph: 
         before = [(node.id, node.name)]
         region = _capture_region(state, graph, [node.id], boundary)
         try:
-            result = rewrite(graph, boundary, replacement_ir, pass_name=rec.desc.pass_name)
+            result = rewrite(graph, boundary, replacement_ir, pass_name=rec.desc.pass_name,
+                             adopt=session.owned_replacement is replacement)
         except RewriteError as exc:
             reason = f"pass {rec.desc.pass_name}: decomposition of {node.name!r} failed: {exc}"
             rec.add("REPLACEMENT_FAILED", reason, nodes=before, meet_result=_jsonable(verdict),

@@ -54,10 +54,18 @@ class Graph:
     root graph as in GE; a node refers to them by name in ``Node.subgraph_names``.
     """
 
-    def __init__(self, name: str = "graph") -> None:
+    def __init__(self, name: str = "graph", *, deferred_store: bool = False) -> None:
+        """An empty graph. ``deferred_store``: fill the networkx store only when something first reads it or
+        removes from it (builders make small graphs per rewrite that are often consumed without that); the
+        graph behaves the same either way."""
         self.name = name
         self.attrs: dict[str, Any] = {}
-        self._store = _new_store()
+        # with a deferred store: the data edges added so far, in order, as (src id, dst id, key); else None
+        self._pending_edges: list[tuple[int, int, tuple[int, int]]] | None = None
+        if deferred_store:
+            self._pending_edges = []
+        else:
+            self._store = _new_store()
         self._nodes: dict[int, Node] = {}
         self._by_name: dict[str, int] = {}
         self._by_type: dict[str, dict[int, None]] = {}
@@ -72,6 +80,29 @@ class Graph:
         self.subgraphs: dict[str, Graph] = {}
         self.parent_graph: Graph | None = None
         self.parent_node_name: str = ""
+
+    def __getattr__(self, attr: str) -> Any:
+        # only reached for attributes that are not set: the store of a graph made with ``deferred_store``
+        pending = self.__dict__.get("_pending_edges")
+        if attr != "_store" or pending is None:
+            raise AttributeError(f"{type(self).__name__!r} object has no attribute {attr!r}")
+        store = _new_store()
+        s_node, s_succ, s_pred = store._node, store._succ, store._pred
+        for nid in self._nodes:  # the table keeps insertion order, as the store would have
+            s_node[nid] = {}
+            s_succ[nid] = {}
+            s_pred[nid] = {}
+        for u, v, key in pending:
+            succ = s_succ[u]
+            keydict = succ.get(v)
+            if keydict is None:
+                keydict = {}
+                succ[v] = keydict
+                s_pred[v][u] = keydict
+            keydict[key] = {}
+        self._pending_edges = None
+        self._store = store
+        return store
 
     # ------------------------------------------------------------------ nodes
     def add_node(
@@ -133,6 +164,39 @@ class Graph:
             raise GraphError(f"graph {self.name!r} already has a node named {name!r}; pick another name")
         return self._insert(next(self._ids), name, op_type, attrs, inputs, outputs, input_names, output_names)
 
+    def adopt_node(self, node: Node, name: str) -> Node:
+        """Move ``node``, a node of a graph its owner is discarding (a consumed replacement), into this graph
+        under a fresh id and ``name``, keeping its op type, attrs, anchors and provenance but none of its
+        edges or subgraph names. The old graph must not be used afterwards: call its :meth:`clear`. Saves
+        the copies :meth:`add_node_trusted` would need. O(anchors).
+
+        Raises:
+            GraphError: the name is taken in this graph.
+        """
+        if name in self._by_name:
+            raise GraphError(f"graph {self.name!r} already has a node named {name!r}; pick another name")
+        node.id = node_id = next(self._ids)
+        node._name = name
+        node.subgraph_names = []
+        node._graph = self
+        self._register(node, node_id, name, node._op_type)
+        return node
+
+    def clear(self) -> None:
+        """Forget every node, edge and subgraph (the graph becomes empty; node ids keep growing). Node objects
+        that were in it are left as they are. O(1)."""
+        self.__dict__.pop("_store", None)
+        self._pending_edges = []  # the store is made again when needed
+        self._nodes = {}
+        self._by_name = {}
+        self._by_type = {}
+        self._producers = {}
+        self._uses = {}
+        self._pos = {}
+        self._taken = set()
+        self._n_ctrl = 0
+        self.subgraphs = {}
+
     def _insert(self, node_id: int, name: str, op_type: str, attrs: dict[str, Any], inputs: list[TensorDesc],
                 outputs: list[TensorDesc], input_names: list[str], output_names: list[str]) -> Node:
         node = _new_node(Node)
@@ -147,6 +211,11 @@ class Graph:
         node.subgraph_names = []
         node.provenance = ""
         node._graph = self
+        self._register(node, node_id, name, op_type)
+        return node
+
+    def _register(self, node: Node, node_id: int, name: str, op_type: str) -> None:
+        """Index a new, unconnected ``node`` (its anchors already set) at the end of the topological order."""
         self._nodes[node_id] = node
         self._by_name[name] = node_id
         bucket = self._by_type.get(op_type)
@@ -154,21 +223,21 @@ class Graph:
             self._by_type[op_type] = {node_id: None}
         else:
             bucket[node_id] = None
-        self._producers[node_id] = [None] * len(inputs)
+        self._producers[node_id] = [None] * len(node.inputs)
         uses: list[list[tuple[int, int]]] = []
-        for _ in outputs:  # a plain loop: a comprehension costs a function call on Python 3.11
+        for _ in node.outputs:  # a plain loop: a comprehension costs a function call on Python 3.11
             uses.append([])
         self._uses[node_id] = uses
         pos = self._next_pos
         self._pos[node_id] = pos
         self._taken.add(pos)
         self._next_pos = pos + 1.0
-        # the store's own add_node, minus its argument checks: an unused int id, no node attributes
-        store = self._store
-        store._succ[node_id] = {}
-        store._pred[node_id] = {}
-        store._node[node_id] = {}
-        return node
+        if self._pending_edges is None:
+            # the store's own add_node, minus its argument checks: an unused int id, no node attributes
+            store = self._store
+            store._succ[node_id] = {}
+            store._pred[node_id] = {}
+            store._node[node_id] = {}
 
     def fresh_name(self, prefix: str) -> str:
         """A name ``<prefix>_<k>`` not used in this graph (amortised O(1))."""
@@ -337,6 +406,14 @@ class Graph:
         prod = self._producers[node.id][port]
         return None if prod is None else (self._nodes[prod[0]], prod[1])
 
+    def input_sources(self, node: Node) -> list[tuple[int, int] | None]:
+        """``(producer id, output port)`` of every input anchor of ``node`` (None where unfed), in port order.
+
+        The graph's own table, returned without copying: read it, never change it (the rewriter reads whole
+        replacement graphs this way). O(1).
+        """
+        return self._producers[node.id]
+
     def producers(self, node: Node) -> list[tuple[Node, int] | None]:
         """Producers of every input anchor of ``node``, in port order."""
         nodes = self._nodes
@@ -451,6 +528,10 @@ class Graph:
             self._order_for_edge(src, dst)
         self._producers[did][dst_port] = (sid, src_port)
         self._uses[sid][src_port].append((did, dst_port))
+        pending = self._pending_edges
+        if pending is not None:
+            pending.append((sid, did, (src_port, dst_port)))
+            return
         store = self._store
         succ = store._succ[sid]
         keydict = succ.get(did)
@@ -462,6 +543,10 @@ class Graph:
 
     def _store_add_edge(self, u: int, v: int, key: tuple[int, int]) -> None:
         # MultiDiGraph.add_edge for two existing nodes and no edge data: the key dict is shared by both sides
+        pending = self._pending_edges
+        if pending is not None:
+            pending.append((u, v, key))
+            return
         store = self._store
         succ = store._succ[u]
         keydict = succ.get(v)
