@@ -235,3 +235,67 @@ def test_cycle_creating_rewrite_is_refused_and_leaves_the_graph_unchanged():
     assert not a.alive and not c.alive and len(result.added) == 2
     new_relu = g.nodes_of_type("Relu")[0]
     assert g.producer(b, 0) == (new_relu, 0)
+
+
+# ------------------------------------------------------------------------------------------ adopt / known region
+def _replacement_with_inner_control_edge() -> ir.Graph:
+    rep = build("rep", [("a", "Data", [], 1, data(0)), ("b", "Data", [], 1, data(1)), ("c", "Data", [], 1, data(2)),
+                        ("mm2", "MatMul", ["a", "b"], 1, {"k": [1, 2]}), ("ad2", "Add", ["mm2", "c"], 1),
+                        ("side", "Noop", [], 0), ("o", "NetOutput", ["ad2"], 0)])
+    rep.add_control_edge(rep.node_by_name("side"), rep.node_by_name("ad2"))
+    return rep
+
+
+def test_adopting_the_replacement_gives_the_graph_copying_gives(monkeypatch):
+    from gebench.fusion import _rewriter
+
+    texts = []
+    for adopt in (False, True):
+        monkeypatch.setattr(_rewriter, "_RENAME_COUNTER", iter(range(100)))  # same names in both runs
+        g = matmul_add_target()
+        rep = _replacement_with_inner_control_edge()
+        body = {n.name: n for n in rep.nodes() if n.op_type not in ("Data", "NetOutput")}
+        result = rewrite(g, _matched_boundary(g), rep, pass_name="p", adopt=adopt)
+        g.verify()
+        texts.append(snapshot(g))
+        added = [g.node(i) for i in result.added]
+        if adopt:
+            # the very node objects moved, and the consumed replacement is left empty
+            assert {id(n) for n in added} == {id(n) for n in body.values()}
+            assert len(rep) == 0 and rep.nodes() == []
+            rep.verify()
+        else:
+            assert not {id(n) for n in added} & {id(n) for n in body.values()}
+            assert len(rep) == 7 and rep.node_by_name("mm2").attrs == {"k": [1, 2]}
+    assert texts[0] == texts[1]
+
+
+def test_a_failed_rewrite_with_adopt_leaves_both_graphs_as_they_were():
+    g = matmul_add_target()
+    rep = build("rep", [("a", "Data", [], 1, data(0)), ("r", "Relu", ["a"], 1), ("o", "NetOutput", ["r"], 0)])
+    before_g, before_rep = snapshot(g), snapshot(rep)
+    with pytest.raises(RewriteError) as err:
+        rewrite(g, _matched_boundary(g), rep, pass_name="p", adopt=True)
+    assert err.value.reason_code is RewriteReason.DATA_COUNT_MISMATCH
+    assert snapshot(g) == before_g and snapshot(rep) == before_rep
+
+
+def test_the_matchers_region_is_the_region_the_rewrite_would_derive():
+    from gebench.fusion._boundary import boundary_subgraph
+
+    g = matmul_add_target()
+    # a second site whose Add output also feeds a Relu and the NetOutput
+    x2 = g.add_node("Data", name="x2", inputs=1, outputs=1, attrs=data(1))
+    mm2 = g.add_node("MatMul", name="mm2", inputs=2, outputs=1)
+    g.add_edge(x2, 0, mm2, 0)
+    g.add_edge(g.node_by_name("w"), 0, mm2, 1)
+    add2 = g.add_node("Add", name="add2", inputs=2, outputs=1)
+    g.add_edge(mm2, 0, add2, 0)
+    g.add_edge(g.node_by_name("b"), 0, add2, 1)
+    matches = list(Matcher(PatternGraph(matmul_add_pattern()), g))
+    assert len(matches) == 2
+    for m in matches:
+        producers = {g.producer(*bi.anchors[0])[0].id for bi in m.boundary.inputs}
+        derived = boundary_subgraph(g, [n for n, _ in m.boundary.outputs], producers)
+        assert m.region is not None and set(m.region) == {n.id for n in derived}
+        assert set(m.region) == {n.id for n in m.matched_nodes()}

@@ -2,7 +2,7 @@
 
 import pytest
 
-from gebench.ir import CycleError, DataType, Graph, GraphError, TensorDesc, TensorValue
+from gebench.ir import CycleError, DataType, Graph, GraphError, TensorDesc, TensorValue, to_text
 
 
 def _chain(n: int = 3) -> tuple[Graph, list]:
@@ -211,3 +211,78 @@ def test_place_between_never_reuses_a_taken_position():
     g.place_between([new], after=[r0], before=[r2])
     assert g.position(new) != g.position(r1)
     g.verify()
+
+
+# ------------------------------------------------------------------------------------------ deferred store, adoption
+def _build_sequence(g: Graph) -> Graph:
+    a = g.add_node("Data", name="a", outputs=1)
+    b = g.add_node("Data", name="b", outputs=2)
+    c = g.add_node("Add", name="c", inputs=2, outputs=1)
+    d = g.add_node("Relu", name="d", inputs=1, outputs=1)
+    g.add_edge_trusted(b, 1, c, 1)
+    g.add_edge(a, 0, c, 0)
+    g.add_edge(b, 0, d, 0)
+    return g
+
+
+def test_a_deferred_store_is_filled_on_first_use_exactly_as_an_eager_one():
+    eager = _build_sequence(Graph("g"))
+    lazy = _build_sequence(Graph("g", deferred_store=True))
+    assert "_store" not in vars(lazy)  # nothing read the store yet
+    assert [n.name for n in lazy.nodes()] == [n.name for n in eager.nodes()]
+    assert lazy.producers(lazy.node_by_name("c")) == [(lazy.node_by_name("a"), 0), (lazy.node_by_name("b"), 1)]
+    assert "_store" not in vars(lazy)  # index lookups do not need it
+    b_lazy, b_eager = lazy.node_by_name("b"), eager.node_by_name("b")
+    assert [n.name for n in lazy.successors(b_lazy)] == [n.name for n in eager.successors(b_eager)] == ["c", "d"]
+    assert list(lazy._store.edges(keys=True)) == list(eager._store.edges(keys=True))
+    lazy.verify()
+    assert to_text(lazy) == to_text(eager)
+
+
+def test_a_deferred_store_survives_removal_control_edges_and_copies():
+    lazy = _build_sequence(Graph("g", deferred_store=True))
+    lazy.remove_node(lazy.node_by_name("d"))  # removing fills the store first
+    lazy.verify()
+    other = _build_sequence(Graph("h", deferred_store=True))
+    other.add_control_edge(other.node_by_name("a"), other.node_by_name("d"))
+    other.verify()
+    assert [n.name for n in other.control_successors(other.node_by_name("a"))] == ["d"]
+    clone = _build_sequence(Graph("k", deferred_store=True)).copy()
+    clone.verify()
+    assert len(clone.data_edges()) == 3
+
+
+def test_adopt_node_moves_a_node_with_a_fresh_id_and_name():
+    src = _build_sequence(Graph("src", deferred_store=True))
+    dst = Graph("dst")
+    dst.add_node("Data", name="x", outputs=1)
+    relu = src.node_by_name("d")
+    relu.attrs["k"] = 1
+    inputs, outputs = relu.inputs, relu.outputs
+    moved = dst.adopt_node(relu, "relu_new")
+    src.clear()
+    assert moved is relu and moved.graph is dst and moved.name == "relu_new" and moved.op_type == "Relu"
+    assert moved.inputs is inputs and moved.outputs is outputs and moved.attrs == {"k": 1}
+    assert dst.find("relu_new") is moved and dst.nodes_of_type("Relu") == [moved]
+    assert dst.producers(moved) == [None] and dst.position(moved) > dst.position(dst.node_by_name("x"))
+    dst.add_edge(dst.node_by_name("x"), 0, moved, 0)
+    dst.verify()
+    assert len(src) == 0 and src.nodes() == [] and src.find("a") is None
+    src.verify()
+    src.add_node("Relu", name="a", inputs=1, outputs=1)  # a cleared graph is usable again
+    src.verify()
+
+
+def test_adopt_node_refuses_a_taken_name():
+    src = _build_sequence(Graph("src"))
+    dst = Graph("dst")
+    dst.add_node("Relu", name="d", inputs=1, outputs=1)
+    with pytest.raises(GraphError, match="already has a node named 'd'"):
+        dst.adopt_node(src.node_by_name("d"), "d")
+
+
+def test_input_sources_are_producer_ids_and_ports():
+    g = _build_sequence(Graph("g"))
+    a, b, c = (g.node_by_name(n) for n in "abc")
+    assert g.input_sources(c) == [(a.id, 0), (b.id, 1)]
+    assert g.input_sources(a) == []

@@ -235,3 +235,72 @@ def test_fusion_switch_turns_passes_off(order_file, tmp_path):
     bad.write_text("{not json")
     with pytest.raises(ValueError, match="bad.json"):
         gebench.compile(graph_with_subgraph(), passes=[], fusion_switch=str(bad))
+
+
+ADOPT_PASSES = """
+from ge.es.graph_builder import GraphBuilder
+from ge.es.math import Add, Mul
+from ge.passes import PassStage, PatternFusionPass, pattern, register_fusion_pass
+from kept_store import KEPT
+
+
+@register_fusion_pass(name="A_ExpressionBuilt", stage=PassStage.BEFORE_INFER_SHAPE)
+class ExpressionBuilt(PatternFusionPass):
+    @pattern
+    def relu(self, inputs):
+        from ge.es.nn import Relu
+        return Relu(inputs[0])
+
+    def meet_requirements(self, match_result):
+        return True
+
+    def replacement(self, inputs):
+        return Mul(inputs[0], 2.0)
+
+
+@register_fusion_pass(name="B_OwnGraph", stage=PassStage.BEFORE_INFER_SHAPE)
+class OwnGraph(PatternFusionPass):
+    @pattern
+    def mul(self, inputs):
+        return Mul(inputs[0], inputs[1])
+
+    def meet_requirements(self, match_result):
+        return True
+
+    def replacement(self, inputs):
+        b = GraphBuilder("own")
+        x, y = b.create_input(0), b.create_input(1)
+        graph = b.build_and_reset([Add(x, y)])
+        KEPT.append(graph)  # the pass keeps its graph: it must be copied, not moved
+        return graph
+"""
+
+
+def test_replacements_built_by_the_runtime_are_moved_and_pass_graphs_copied(tmp_path, monkeypatch):
+    from ge.es.graph_builder import GraphBuilder
+    from ge.es.nn import Relu
+
+    from gebench.fusion import runtime
+
+    calls = []
+    real = runtime.rewrite
+
+    def spy(*args, **kwargs):
+        calls.append((args[2].name, kwargs.get("adopt")))
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(runtime, "rewrite", spy)
+    (tmp_path / "kept_store.py").write_text("KEPT = []\n")
+    monkeypatch.syspath_prepend(str(tmp_path))
+    monkeypatch.delitem(sys.modules, "kept_store", raising=False)
+    path = tmp_path / "adopt_passes.py"
+    path.write_text(ADOPT_PASSES)
+    b = GraphBuilder("g")
+    x = b.create_input(0, shape=[2])
+    graph = b.build_and_reset([Relu(x)])
+    run = gebench.compile(graph, passes=[str(path)], verify_rewrites=True)
+    assert run.status == "SUCCESS", run.failure_reason
+    assert calls == [("ExpressionBuilt_replacement", True), ("own", False)]
+    assert [n.op_type for n in run.ir_graph.nodes()] == ["Data", "Const", "Add", "NetOutput"]
+    kept = sys.modules["kept_store"].KEPT
+    assert [n.op_type for n in kept[0]._ir.nodes()] == ["Data", "Data", "Add", "NetOutput"]

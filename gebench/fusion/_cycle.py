@@ -20,12 +20,14 @@ def would_create_cycle(graph: Graph, nodes: Iterable[Node]) -> bool:
     members = {n.id: n for n in nodes}
     if len(members) < 2:
         return False
+    position = graph.position
+    limit = max(position(n) for n in members.values())
     starts: dict[int, Node] = {}
     for node in members.values():
         for succ in graph.successors(node):
-            if succ.id not in members:
+            # a successor placed after the last member cannot lead back to one (paths go forward in position)
+            if succ.id not in members and position(succ) < limit:
                 starts.setdefault(succ.id, succ)
     if not starts:
         return False
-    limit = max(graph.position(n) for n in members.values())
     return graph.reaches_any(starts.values(), set(members), limit=limit)

@@ -53,17 +53,20 @@ class Match:
     """One match of a pattern in a target graph.
 
     ``bindings`` maps every bound pattern node id to ``(target node, port)``: for Data wildcards the target
-    producer and its output port, for other pattern nodes the matched node and ``None``.
+    producer and its output port, for other pattern nodes the matched node and ``None``. ``region`` maps the
+    ids of the matched non-Data nodes to the nodes: the region GE's rewrite derives from ``boundary``, already
+    checked to be self-contained (None for a Match built without it).
     """
 
-    __slots__ = ("pattern", "graph", "bindings", "boundary")
+    __slots__ = ("pattern", "graph", "bindings", "boundary", "region")
 
     def __init__(self, pattern: PatternGraph, graph: Graph, bindings: dict[int, tuple[Node, int | None]],
-                 boundary: Boundary) -> None:
+                 boundary: Boundary, region: dict[int, Node] | None = None) -> None:
         self.pattern = pattern
         self.graph = graph
         self.bindings = bindings
         self.boundary = boundary
+        self.region = region
 
     def matched_nodes(self) -> list[Node]:
         """Matched target nodes except those bound to Data wildcards (Const included), by topological position."""
@@ -218,7 +221,7 @@ class Matcher:
                 out_ids = {n.id for n, _ in boundary.outputs}
                 escape = escaping_use(self.target, region, out_ids)
                 if escape is None:
-                    return Match(self.pattern, self.target, done.bindings, boundary)
+                    return Match(self.pattern, self.target, done.bindings, boundary, region)
                 violated = True
                 if self.recorder is not None:
                     inner, port, consumer, in_port = escape

@@ -78,13 +78,18 @@ class RewriteResult:
 
 
 def rewrite(graph: Graph, boundary: Boundary, replacement: Graph, *, pass_name: str,
-            check_self_contained: bool = True, adopt: bool = False) -> RewriteResult:
+            check_self_contained: bool = True, adopt: bool = False,
+            region: dict[int, Node] | None = None) -> RewriteResult:
     """Replace the region delimited by ``boundary`` in ``graph`` with a copy of ``replacement`` (GE §3.7).
 
     Replacement Data ``index=i`` is fed by boundary input ``i``'s producer; replacement output ``k`` takes
     over the consumers of boundary output ``k`` (a Data output passes its producer straight through). New
     nodes are named ``<name>_<replaced names joined by "_">_<counter>``, carry ``pass_name`` as provenance and
     inherit the control edges of the removed nodes. Old region nodes left without data consumers are removed.
+
+    ``region``: the replaced region (node id -> node) when the caller has already derived it from this
+    boundary and checked that it is self-contained (the matcher does both for every match), so neither is
+    done again.
 
     ``adopt``: the caller discards ``replacement`` after the call (a replacement only the runtime has seen), so
     its nodes are moved into ``graph`` instead of copied; ``replacement`` is left empty once the rewrite is
@@ -95,7 +100,7 @@ def rewrite(graph: Graph, boundary: Boundary, replacement: Graph, *, pass_name: 
     Raises:
         RewriteError: a boundary, self-containment, replacement or cycle rule fails; the graph is unchanged.
     """
-    plan = _plan(graph, boundary, replacement, check_self_contained)
+    plan = _plan(graph, boundary, replacement, check_self_contained, region)
     return _apply(graph, replacement, plan, pass_name, adopt)
 
 
@@ -119,7 +124,8 @@ class _Plan:
     origin_names: list[str]
 
 
-def _plan(graph: Graph, boundary: Boundary, replacement: Graph, check_self_contained: bool) -> _Plan:
+def _plan(graph: Graph, boundary: Boundary, replacement: Graph, check_self_contained: bool,
+          known_region: dict[int, Node] | None) -> _Plan:
     if not boundary.outputs:
         raise RewriteError(RewriteReason.EMPTY_BOUNDARY, "the boundary has no outputs; add a SubgraphOutput for "
                            "every tensor the replaced region produces")
@@ -151,11 +157,13 @@ def _plan(graph: Graph, boundary: Boundary, replacement: Graph, check_self_conta
             raise RewriteError(RewriteReason.BOUNDARY_OUTPUT_UNRESOLVED,
                                f"boundary output {k}: {node.name!r} ({node.op_type}) has no output {port}; it has "
                                f"{len(node.outputs)}", node=node)
-    stop_ids = {p.id for p, _ in producers}
-    region_list = boundary_subgraph(graph, [n for n, _ in boundary.outputs], stop_ids)
-    region = {n.id: n for n in region_list}
-    out_ids = {n.id for n, _ in boundary.outputs}
-    if check_self_contained:
+    if known_region is not None:
+        region = known_region
+    else:
+        stop_ids = {p.id for p, _ in producers}
+        region = {n.id: n for n in boundary_subgraph(graph, [n for n, _ in boundary.outputs], stop_ids)}
+    if check_self_contained and known_region is None:
+        out_ids = {n.id for n, _ in boundary.outputs}
         escape = escaping_use(graph, region, out_ids)
         if escape is not None:
             inner, port, consumer, in_port = escape

@@ -189,14 +189,16 @@ class _Recorder:
 
 
 def _capture_list(match: Any) -> list[list[Any]]:
+    """``[target id, name, port]`` per capture of ``match`` (``Match.captured`` inlined; Nones when unbound)."""
     out = []
-    for i in range(len(match.pattern.captures)):
-        try:
-            node, port = match.captured(i)
-        except (IndexError, KeyError):
+    bindings = match.bindings
+    for cap in match.pattern.captures:
+        bound = bindings.get(cap.node_id)
+        if bound is None:
             out.append([None, None, None])
             continue
-        out.append([node.id, node.name, int(port)])
+        node, port = bound
+        out.append([node.id, node.name, int(cap.port if port is None else port)])
     return out
 
 
@@ -904,8 +906,9 @@ def _handle_match(state: _RunState, rec: _Recorder, instance: Any, match: Any, g
     _post_replacement_lints(rec, session, boundary, replacement_ir, nodes)
     region = _capture_region(state, graph, [n.id for n in nodes], boundary)
     try:
+        # pattern hooks see nodes, never the graph, so the match's region and its self-containment still hold
         result = rewrite(graph, boundary, replacement_ir, pass_name=rec.desc.pass_name,
-                         adopt=session.owned_replacement is replacement)
+                         adopt=session.owned_replacement is replacement, region=match.region)
     except RewriteError as exc:
         reason = f"pass {rec.desc.pass_name}: rewrite of pattern {match.pattern.name!r} failed: {exc}"
         rec.add("REPLACEMENT_FAILED", reason, nodes=nodes, captures=captures, meet_result=_jsonable(verdict),

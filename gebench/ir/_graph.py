@@ -463,8 +463,9 @@ class Graph:
         return [self._nodes[v] for v, keys in self._store._succ[node.id].items() if ctrl in keys]
 
     def successors(self, node: Node) -> list[Node]:
-        """Distinct nodes reached by one data or control edge."""
-        return [self._nodes[v] for v in self._store.successors(node.id)]
+        """Distinct nodes reached by one data or control edge, in the store's adjacency order."""
+        nodes = self._nodes
+        return [nodes[v] for v in self._store._succ[node.id]]
 
     def predecessors(self, node: Node) -> list[Node]:
         """Distinct nodes feeding ``node`` by a data or control edge."""

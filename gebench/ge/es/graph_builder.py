@@ -140,6 +140,9 @@ def _has_dynamic_inputs(schema: ops.OpSchema) -> bool:
     return cached[1]
 
 
+_DT_FLOAT = DataType.DT_FLOAT
+_FORMAT_ND = Format.FORMAT_ND
+
 #: ge.graph DataType -> the IR member, converted once per dtype (scalar Consts are made per rewrite).
 _IR_DTYPES: dict[DataType, ir.DataType] = {}
 
@@ -373,10 +376,12 @@ class GraphBuilder:
         graph = self._graph
         if graph.find(node_name) is not None:
             return self.create_input(index)
-        desc = trusted_desc(DataType.DT_FLOAT, (), Format.FORMAT_ND, Format.FORMAT_ND, ())
-        node = graph.add_node_trusted("Data", node_name, {"index": index}, [desc], [desc.copy()], ["x"], ["y"])
+        node = graph.add_node_trusted("Data", node_name, {"index": index},
+                                     [trusted_desc(_DT_FLOAT, (), _FORMAT_ND, _FORMAT_ND, ())],
+                                     [trusted_desc(_DT_FLOAT, (), _FORMAT_ND, _FORMAT_ND, ())], ["x"], ["y"])
         self._inputs[index] = node
-        self._apply_scopes(node)
+        if _SCOPES.attrs or _SCOPES.deps:
+            self._apply_scopes(node)
         return TensorHolder._create(self, node, 0)
 
     def create_inputs(self, num: int, start_index: int = 0) -> list[TensorHolder]:

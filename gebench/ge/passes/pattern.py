@@ -48,10 +48,13 @@ class PatternInputs:
         self._created: list[Any] = []
 
     def _ensure(self, index: int) -> None:
-        while len(self._created) <= index:
-            builder = self._builder
-            create = getattr(builder, "_create_default_input", None) or builder.create_input
-            self._created.append(create(len(self._created)))
+        created = self._created
+        if index < len(created):
+            return
+        builder = self._builder
+        create = getattr(builder, "_create_default_input", None) or builder.create_input
+        while len(created) <= index:
+            created.append(create(len(created)))
 
     def __getitem__(self, key: Any) -> Any:
         if isinstance(key, slice):
