@@ -447,7 +447,10 @@ def _apply(graph: Graph, replacement: Graph, plan: _Plan, pass_name: str, adopt:
             graph.remove_node(node)
         raise RewriteError(RewriteReason.INTERNAL, f"copying replacement {replacement.name!r} failed: {exc}") from exc
 
+    removed_set = {n.id for n in plan.removed}
     for _k, node, port, consumers in plan.moves:
+        if node.id in removed_set:
+            continue  # removing the node below drops these edges too
         for c, cp in consumers:
             graph.remove_edge(node, port, c, cp)
     removed_ids = []

@@ -92,6 +92,9 @@ class _Plan:
     output_fields: list[tuple[str, str, bool]]  # (python attr, IR output name, dynamic)
     output_cls: type | None = None
     tensor_attrs: tuple[ops.AttrDef, ...] = ()  # the schema's Tensor-typed attrs
+    #: one output, no dynamic anchors, subgraphs, output counts or Tensor attrs, and two or more inputs: calls
+    #: whose inputs are TensorHolders, floats or absent optionals take :func:`_call_simple`
+    simple: bool = False
 
     @property
     def op_type(self) -> str:
@@ -153,9 +156,12 @@ def _plan(schema: ops.OpSchema) -> tuple[_Plan, str, dict[str, Any]]:
         py = f"ref_{o.name}" if o.name in in_names else f"out_{o.name}" if keyword.iskeyword(o.name) else o.name
         fields.append((py, o.name, o.kind == "dynamic"))
 
-    plan = _Plan(schema, input_py, owner, counts, subgraphs, attrs,
-                 converts=len(inputs) > 1 or all_optional, returns=returns, output_fields=fields,
-                 tensor_attrs=tuple(a for a in schema.attrs if a.type == "Tensor"))
+    tensor_attrs = tuple(a for a in schema.attrs if a.type == "Tensor")
+    converts = len(inputs) > 1 or all_optional
+    simple = (converts and returns == "holder" and not counts and not subgraphs and not tensor_attrs
+              and schema.op_type not in _CONST_TYPES and not any(d.kind == "dynamic" for d in inputs))
+    plan = _Plan(schema, input_py, owner, counts, subgraphs, attrs, converts=converts, returns=returns,
+                 output_fields=fields, tensor_attrs=tensor_attrs, simple=simple)
 
     def tup(names: list[str]) -> str:
         return "(" + "".join(f"{n}, " for n in names) + ")"
@@ -308,8 +314,40 @@ def _data_type(op: str, py: str, v: Any) -> DataType:
         raise ValueError(f"{op}(): attr '{py}' = {v} is not a DataType value") from None
 
 
+def _call_simple(plan: _Plan, inputs: tuple[Any, ...], attrs: tuple[Any, ...]) -> Any:
+    """:func:`_call` for a ``plan.simple`` op whose inputs are TensorHolders of one live builder, floats or
+    absent optionals (the usual replacement call), with the same attr checks in the same order; None when the
+    call needs the general path (which then reports any error). Nothing is created before every check passed."""
+    builder = None
+    for v in inputs:
+        if type(v) is TensorHolder:
+            builder = v._builder
+            break
+    if builder is None or builder._built:
+        return None
+    for d, v in zip(plan.schema.inputs, inputs, strict=True):
+        tv = type(v)
+        if tv is TensorHolder:
+            if v._builder is not builder:
+                return None
+        elif tv is not float and (v is not None or d.kind != "optional"):
+            return None
+    op = plan.op_type
+    attr_values = {}
+    for (py, a), v in zip(plan.attrs, attrs, strict=True):
+        attr_values[a.name] = _convert_attr(op, py, a, v)
+    values = []
+    for v in inputs:
+        values.append(builder.create_scalar_float(v) if type(v) is float else v)
+    return TensorHolder._create(builder, builder._add_op_node(plan.schema, values, attr_values, {}, {}), 0)
+
+
 def _call(plan: _Plan, inputs: tuple[Any, ...], owner: Any, counts: tuple[Any, ...], subs: tuple[Any, ...],
           attrs: tuple[Any, ...]) -> Any:
+    if plan.simple and owner is None:
+        result = _call_simple(plan, inputs, attrs)
+        if result is not None:
+            return result
     schema = plan.schema
     op = plan.op_type
     dyn_out: dict[str, int] = {}

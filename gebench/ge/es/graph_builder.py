@@ -285,7 +285,8 @@ class GraphBuilder:
             except ir.GraphError as exc:
                 raise RuntimeError(f"{schema.op_type} subgraph {slot!r}: {exc}") from exc
             graph._invalidate()
-        self._apply_scopes(node)
+        if _SCOPES.attrs or _SCOPES.deps:
+            self._apply_scopes(node)
         return node
 
     def _const(self, dtype: DataType, values: list[Any], shape: list[int]) -> TensorHolder:
@@ -296,10 +297,11 @@ class GraphBuilder:
         else:
             value = ir.TensorValue(dtype, np.array(values, dtype=ir.numpy_dtype(dtype)).reshape(shape))
             desc = ir.TensorDesc.of(dtype, shape, Format.FORMAT_ND)
-        node = ops.make_node(self._graph, "Const", name=self._next_name("Const"), attrs={"value": value})
+        node = _make_node_fed(self._graph, "Const", self._next_name("Const"), {"value": value}, [])
         node.outputs[0] = desc
-        self._apply_scopes(node)
-        return self._holder(node)
+        if _SCOPES.attrs or _SCOPES.deps:
+            self._apply_scopes(node)
+        return TensorHolder._create(self, node, 0)
 
     def _int_const(self, dtype: DataType, value: Any, shape: Any, api: str) -> TensorHolder:
         self._check_live(api)
