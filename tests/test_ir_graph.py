@@ -286,3 +286,13 @@ def test_input_sources_are_producer_ids_and_ports():
     a, b, c = (g.node_by_name(n) for n in "abc")
     assert g.input_sources(c) == [(a.id, 0), (b.id, 1)]
     assert g.input_sources(a) == []
+
+
+def test_nodes_from_id_lists_the_nodes_created_since_an_id():
+    g = _build_sequence(Graph("g"))
+    start = g.next_node_id
+    e = g.add_node("Relu", name="e", inputs=1, outputs=1)
+    f = g.add_node("Relu", name="f", inputs=1, outputs=1)
+    g.remove_node(e)
+    assert g.nodes_from_id(start) == [f] and g.next_node_id == f.id + 1
+    assert [n.name for n in g.nodes_from_id(0)] == ["a", "b", "c", "d", "f"]

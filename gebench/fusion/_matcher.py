@@ -164,14 +164,12 @@ class Matcher:
     def _refresh(self) -> None:
         """Append nodes of the anchor type created since the last call (new ids only; O(new ids))."""
         g = self.target
-        end = g.next_node_id
         assert self._candidates is not None
-        for nid in range(self._scanned_id, end):
-            if g.has_node_id(nid):
-                node = g.node(nid)
-                if node.op_type in self._types:
-                    self._candidates.append(node)
-        self._scanned_id = end
+        types, candidates = self._types, self._candidates
+        for node in g.nodes_from_id(self._scanned_id):
+            if node.op_type in types:
+                candidates.append(node)
+        self._scanned_id = g.next_node_id
 
     def next(self) -> Match | None:
         """The next match, or None when the candidates are exhausted.

@@ -74,7 +74,7 @@ class Graph:
         self._pos: dict[int, float] = {}
         self._taken: set[float] = set()
         self._next_pos = 0.0
-        self._ids = itertools.count()
+        self._next_id = 0  # ids only grow: the next node gets this one
         self._name_counters: dict[str, int] = {}
         self._n_ctrl = 0  # control edges in the store
         self.subgraphs: dict[str, Graph] = {}
@@ -134,13 +134,13 @@ class Graph:
         if name in self._by_name:
             raise GraphError(f"graph {self.name!r} already has a node named {name!r}; pick another name")
         if node_id is None:
-            node_id = next(self._ids)
+            node_id = self._next_id
+            self._next_id = node_id + 1
         else:
             if node_id in self._nodes or node_id < 0:
                 raise GraphError(f"node id {node_id} is already used in graph {self.name!r}")
             # keep the id counter above every explicit id so ids are never reused
-            current = next(self._ids)
-            self._ids = itertools.count(max(current, node_id + 1))
+            self._next_id = max(self._next_id, node_id + 1)
         ins = [_default_desc() for _ in range(inputs)] if isinstance(inputs, int) else [d.copy() for d in inputs]
         outs = [_default_desc() for _ in range(outputs)] if isinstance(outputs, int) else [d.copy() for d in outputs]
         in_names = list(input_names) if input_names is not None else [""] * len(ins)
@@ -162,7 +162,9 @@ class Graph:
             name = self.fresh_name(op_type)
         elif name in self._by_name:
             raise GraphError(f"graph {self.name!r} already has a node named {name!r}; pick another name")
-        return self._insert(next(self._ids), name, op_type, attrs, inputs, outputs, input_names, output_names)
+        node_id = self._next_id
+        self._next_id = node_id + 1
+        return self._insert(node_id, name, op_type, attrs, inputs, outputs, input_names, output_names)
 
     def adopt_node(self, node: Node, name: str) -> Node:
         """Move ``node``, a node of a graph its owner is discarding (a consumed replacement), into this graph
@@ -175,7 +177,8 @@ class Graph:
         """
         if name in self._by_name:
             raise GraphError(f"graph {self.name!r} already has a node named {name!r}; pick another name")
-        node.id = node_id = next(self._ids)
+        node.id = node_id = self._next_id
+        self._next_id = node_id + 1
         node._name = name
         node.subgraph_names = []
         node._graph = self
@@ -257,32 +260,34 @@ class Graph:
         nid = node.id
         if self._nodes.get(nid) is not node:
             self._check_mine(node)
-        # data edges: the node's own tables go with it, so only the other ends are updated here (plain loops:
-        # this runs per removed node of every rewrite)
+        # the node's own tables go with it, so only the other ends are updated here (plain loops: this runs per
+        # removed node of every rewrite)
         producers, all_uses, store = self._producers, self._uses, self._store
         s_succ, s_pred = store._succ, store._pred
         port = 0
         for prod in producers[nid]:
             if prod is not None:
-                src = prod[0]
-                all_uses[src][prod[1]].remove((nid, port))
-                self._store_remove_edge(src, nid, (prod[1], port))
+                all_uses[prod[0]][prod[1]].remove((nid, port))
             port += 1
-        port = 0
         for uses in all_uses[nid]:
             for dst, dst_port in uses:
                 producers[dst][dst_port] = None
-                self._store_remove_edge(nid, dst, (port, dst_port))
-            port += 1
-        # only control edges are left on the node (one per neighbour); drop them with the node from the store
+        # in the store, every neighbour shares one key dict with the node (data and control keys together):
+        # dropping the neighbour's entry drops all of them at once
         succ = s_succ.pop(nid)
         pred = s_pred.pop(nid)
         del store._node[nid]
-        for v in succ:
+        ctrl = (CONTROL_PORT, CONTROL_PORT)
+        n_ctrl = 0
+        for v, keys in succ.items():
             del s_pred[v][nid]
-        for u in pred:
+            if ctrl in keys:
+                n_ctrl += 1
+        for u, keys in pred.items():
             del s_succ[u][nid]
-        self._n_ctrl -= len(succ) + len(pred)
+            if ctrl in keys:
+                n_ctrl += 1
+        self._n_ctrl -= n_ctrl
         del self._nodes[nid]
         del self._by_name[node.name]
         bucket = self._by_type[node.op_type]
@@ -369,7 +374,18 @@ class Graph:
     def next_node_id(self) -> int:
         """The id the next added node gets. Ids only grow and are never reused, so every node created after
         reading this has an id >= it (the matcher uses this to find new nodes in O(new ids)). O(1)."""
-        return self._peek_next_id()
+        return self._next_id
+
+    def nodes_from_id(self, start: int) -> list[Node]:
+        """The nodes whose id is at least ``start``, in id (creation) order: with ``start`` read from
+        :attr:`next_node_id` earlier, the nodes created since then that are still here. O(ids handed out since)."""
+        nodes = self._nodes
+        out = []
+        for nid in range(start, self._next_id):
+            node = nodes.get(nid)
+            if node is not None:
+                out.append(node)
+        return out
 
     def node_by_name(self, name: str) -> Node:
         """The node called ``name``. Raises GraphError when absent."""
@@ -808,7 +824,7 @@ class Graph:
         clone._pos = dict(self._pos)
         clone._taken = set(self._taken)
         clone._next_pos = self._next_pos
-        clone._ids = itertools.count(self._peek_next_id())
+        clone._next_id = self._next_id
         clone._name_counters = dict(self._name_counters)
         clone._n_ctrl = self._n_ctrl
         clone._store = self._copy_store()
@@ -837,11 +853,6 @@ class Graph:
                 succ_u[v] = copied
                 new_pred[v][u] = copied
         return new
-
-    def _peek_next_id(self) -> int:
-        value = next(self._ids)
-        self._ids = itertools.count(value)
-        return value
 
     def all_graphs(self) -> list[Graph]:
         """This graph followed by its subgraphs in name order."""
