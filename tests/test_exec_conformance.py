@@ -35,8 +35,8 @@ io = pytest.importorskip("gebench.io")
 
 RTOL = 1e-3
 ATOL = 1e-5
-#: Passing cases measured when the floor was set (723 passed / 769 attempted / 1115 unsupported).
-PASS_FLOOR = 723
+#: Passing cases measured when the floor was set (724 passed / 769 attempted / 1115 unsupported).
+PASS_FLOOR = 724
 
 _SHAPE_SLICE = "GE's Shape plugin ignores ONNX Shape start/end (opset 15+); the graph computes the full shape"
 #: Failing cases whose failure is a known GE behaviour (or importer limitation), by name pattern.
@@ -49,7 +49,6 @@ KNOWN_DIVERGENCES = {
     r"test_resize_tf_crop_and_resize_axes_\d_\d": "GE's Resize has no axes attribute",
     r"test_scatternd_(add|multiply|max|min)\w*": "ScatterND imports as TensorScatterUpdate, which has no reduction",
     r"test_training_dropout(_default)?": "training-mode Dropout draws a random mask; GE's Dropout is the identity",
-    r"test_convtranspose_autopad_same": "the importer's Conv2DTranspose input_size ignores auto_pad SAME",
 }
 
 

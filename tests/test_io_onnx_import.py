@@ -253,6 +253,38 @@ def test_conv_attribute_layout_and_formats() -> None:
     assert conv.inputs[3].is_placeholder  # offset_w stays unfed
 
 
+@pytest.mark.parametrize("auto_pad", ["SAME_UPPER", "SAME_LOWER", "VALID"])
+def test_conv_transpose_auto_pad_becomes_explicit_pads_and_matches_onnx(auto_pad: str) -> None:
+    from onnx.reference import ReferenceEvaluator
+
+    from gebench.exec import execute
+
+    rng = np.random.default_rng(7)
+    weight = rng.standard_normal((2, 3, 3, 4)).astype(np.float32)
+    model = one_node_model("ConvTranspose", [f(1, 2, 4, 5), init(weight)],
+                           attrs={"strides": [2, 3], "auto_pad": auto_pad}, name="convt")
+    g = load_onnx(model)
+    (node,) = g.nodes_of_type("Conv2DTranspose")
+    x = rng.standard_normal((1, 2, 4, 5)).astype(np.float32)
+    (want,) = ReferenceEvaluator(model).run(None, {"in0": x})
+    (got,) = execute(g, [x])
+    assert got.shape == want.shape
+    np.testing.assert_allclose(got, want, rtol=1e-5, atol=1e-5)
+    if auto_pad == "VALID":
+        assert node.attrs["pads"] == [0, 0, 0, 0] and want.shape == (1, 3, 9, 16)
+    else:
+        # output = input * stride; total padding 1 (height) and 1 (width): the odd pixel goes last for SAME_UPPER
+        assert want.shape == (1, 3, 8, 15)
+        assert node.attrs["pads"] == ([0, 1, 0, 1] if auto_pad == "SAME_UPPER" else [1, 0, 1, 0])
+
+
+def test_conv_transpose_auto_pad_same_needs_static_shapes() -> None:
+    model = one_node_model("ConvTranspose", [f(1, 2, -1, 5), init(np.ones((2, 3, 3, 3)))],
+                           attrs={"strides": [2, 2], "auto_pad": "SAME_UPPER"}, name="convt")
+    with pytest.raises(OnnxImportError, match="auto_pad=SAME_UPPER needs known input and weight spatial shapes"):
+        load_onnx(model)
+
+
 def test_pool_attribute_layout() -> None:
     model = one_node_model("MaxPool", [f(1, 3, 9, 9)], name="pool",
                            attrs={"kernel_shape": [3, 2], "strides": [2, 1], "pads": [0, 1, 1, 0], "ceil_mode": 1})

@@ -139,6 +139,21 @@ def _conv_transpose(ctx: OpContext) -> None:
     group = int(ctx.attr("group", 1))
     xs, ws = ctx.shape(x), ctx.shape(w)
     output_shape = ctx.attr("output_shape")
+    auto_pad = str(ctx.attr("auto_pad", "NOTSET"))
+    if auto_pad == "VALID":
+        pads = [0] * (2 * rank)
+    elif auto_pad in ("SAME_UPPER", "SAME_LOWER") and not output_shape:
+        # ONNX: the output is input * stride; the total padding that gives it is split, the odd pixel at the end
+        # (SAME_UPPER) or at the start (SAME_LOWER). GE's Conv2DTranspose takes explicit pads, so work them out
+        if xs is None or ws is None or len(xs) != rank + 2 or any(d < 0 for d in (*xs[2:], *ws[2:])):
+            raise NodeNotConvertible(f"ConvTranspose auto_pad={auto_pad} needs known input and weight spatial "
+                                     "shapes to work out the pads; give the graph input static shapes")
+        pads = [0] * (2 * rank)
+        for i in range(rank):
+            k = (ws[2 + i] - 1) * dilations[i] + 1
+            total = max(0, strides[i] * (xs[2 + i] - 1) + out_pad[i] + k - xs[2 + i] * strides[i])
+            small, big = total // 2, total - total // 2
+            pads[i], pads[i + rank] = (small, big) if auto_pad == "SAME_UPPER" else (big, small)
     if xs is None or ws is None or len(xs) != rank + 2 or any(d < 0 for d in ws):
         size = [-1] * (rank + 2)
     else:
