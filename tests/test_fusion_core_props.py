@@ -164,3 +164,45 @@ def test_random_rewrites_either_succeed_validly_or_leave_the_graph_unchanged(cas
         for cid, cp in consumers:
             if g.has_node_id(cid) and cid not in alive:
                 assert g.producer(g.node(cid), cp) is not None
+
+
+@st.composite
+def dag_region_and_control_edges(draw):
+    """:func:`dag_and_region` plus a few forward control edges (which can make a fused region cyclic)."""
+    g, region = draw(dag_and_region())
+    nodes = g.nodes()
+    for _ in range(draw(st.integers(0, 3))):
+        a, b = sorted(draw(st.lists(st.integers(0, len(nodes) - 1), min_size=2, max_size=2, unique=True)))
+        g.add_control_edge(nodes[a], nodes[b])
+    return g, region
+
+
+@settings(max_examples=120, deadline=None)
+@given(dag_region_and_control_edges())
+def test_a_match_that_passes_the_fuse_cycle_check_rewrites_the_same_with_or_without_the_known_region(case):
+    """The runtime hands the matcher's region to the rewriter and skips its own checks: whenever the fuse-cycle
+    check passes, the full checks must agree (no cycle, same region) and the result must be the same graph."""
+    import itertools
+
+    from gebench.fusion import _rewriter, would_create_cycle
+
+    g, region = case
+    pg, _ = cut_pattern(g, region)
+    pattern = PatternGraph(pg)
+    for m in Matcher(pattern, g):
+        if would_create_cycle(g, m.matched_nodes()):
+            continue
+        texts = []
+        for known in (None, m.region):
+            work = g.copy()
+            boundary = Boundary([BoundaryInput([(work.node(n.id), p) for n, p in bi.anchors])
+                                 for bi in m.boundary.inputs], [(work.node(n.id), p) for n, p in m.boundary.outputs])
+            region_copy = None if known is None else {i: work.node(i) for i in known}
+            saved, _rewriter._RENAME_COUNTER = _rewriter._RENAME_COUNTER, itertools.count()  # same names in both
+            try:
+                rewrite(work, boundary, pg, pass_name="Identity", region=region_copy)
+            finally:
+                _rewriter._RENAME_COUNTER = saved
+            work.verify()
+            texts.append(ir.to_text(work))
+        assert texts[0] == texts[1]

@@ -88,8 +88,10 @@ def rewrite(graph: Graph, boundary: Boundary, replacement: Graph, *, pass_name: 
     inherit the control edges of the removed nodes. Old region nodes left without data consumers are removed.
 
     ``region``: the replaced region (node id -> node) when the caller has already derived it from this
-    boundary and checked that it is self-contained (the matcher does both for every match), so neither is
-    done again.
+    boundary, checked that it is self-contained (the matcher does both for every match) and checked that
+    fusing it into one node closes no cycle (the runtime's fuse-cycle check after ``meet_requirements``), so
+    none of that is done again. The last check implies this rewrite's: any wiring of the replacement between
+    the same producers and consumers has at most the paths of that one fused node.
 
     ``adopt``: the caller discards ``replacement`` after the call (a replacement only the runtime has seen), so
     its nodes are moved into ``graph`` instead of copied; ``replacement`` is left empty once the rewrite is
@@ -297,7 +299,7 @@ def _plan(graph: Graph, boundary: Boundary, replacement: Graph, check_self_conta
 
     plan = _Plan(producers, region, removed, body, in_edges, body_edges, out_sources, moves,
                  list(ctrl_preds.values()), list(ctrl_succs.values()), names, body_ctrl, origin_names)
-    cycle = _cycle_witness(graph, plan, removed_ids)
+    cycle = _cycle_witness(graph, plan, removed_ids) if known_region is None else None
     if cycle is not None:
         raise RewriteError(RewriteReason.WOULD_CREATE_CYCLE,
                            f"the rewrite would close a cycle through {cycle.name!r}: it both feeds the replacement "

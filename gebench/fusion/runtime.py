@@ -906,7 +906,8 @@ def _handle_match(state: _RunState, rec: _Recorder, instance: Any, match: Any, g
     _post_replacement_lints(rec, session, boundary, replacement_ir, nodes)
     region = _capture_region(state, graph, [n.id for n in nodes], boundary)
     try:
-        # pattern hooks see nodes, never the graph, so the match's region and its self-containment still hold
+        # pattern hooks see nodes, never the graph, so the match's region, its self-containment and the fuse-cycle
+        # check above still hold
         result = rewrite(graph, boundary, replacement_ir, pass_name=rec.desc.pass_name,
                          adopt=session.owned_replacement is replacement, region=match.region)
     except RewriteError as exc:
