@@ -29,7 +29,7 @@ gebench runs in four modes:
   ledger=False)``);
 * ``ledger + snapshots``: the default ledger plus ``compile()``'s default snapshots.
 
-Prints per size: node counts, rewrites by each side (must be equal), seconds, ``ratio gebench/onnxscript``
+Prints per size: node counts, rewrites by each side (must be equal), seconds, CPU per rewrite, ``ratio gebench/onnxscript``
 (target <= 1.0) and ``ratio ledger/no-ledger`` (target <= 2.0). Exit status 0 when the rewrite counts agree
 (the speed targets are reported, not enforced).
 """
@@ -194,6 +194,9 @@ def measure(size: int, repeat: int, out: Callable[[str], None], profile: int = 0
     out(f"  gebench, ledger + snapshots:       {secs('ledger + snapshots')}  (compile()'s default for a model file: "
         f"PreRunBegin is the loaded graph, the stage dump a copy; one copy {copy_s:.3f} s wall){snap_note}")
     out(f"  onnxscript rewriter:               {secs('onnxscript')}")
+    sites = max(rewrites["onnxscript"], 1)
+    out(f"  cpu per rewrite: gebench {times['ledger'][1] / sites * 1e6:.0f} us (ledger off "
+        f"{times['ledger off'][1] / sites * 1e6:.0f} us), onnxscript {times['onnxscript'][1] / sites * 1e6:.0f} us")
     cpu_ratio = times["ledger"][1] / times["onnxscript"][1]
     out(f"  ratio gebench/onnxscript = {ratio('ledger', 'onnxscript')} (target <= {RATIO_TARGET}: "
         f"{'met' if cpu_ratio <= RATIO_TARGET else 'NOT met'}; ledger off: {ratio('ledger off', 'onnxscript')}; "

@@ -107,16 +107,17 @@ def make_node(graph: Graph, op_type: str, *, name: str | None = None,
 
 
 def _make_node_fed(graph: Graph, op_type: str, name: str | None, attrs: Mapping[str, Any] | None,
-                   feeds: list[Any]) -> Node:
-    """:func:`make_node` without dynamic anchors, for builders that feed the inputs right away: input ``i`` starts
-    with ``feeds[i]`` (a fresh TensorDesc, taken as it is) instead of a default desc that would be overwritten;
-    ``None`` entries get the usual default/placeholder desc. Edges are the caller's job. O(anchors + attrs).
+                   feeds: list[Any], dynamic_inputs: Mapping[str, int] | None = None) -> Node:
+    """:func:`make_node` (without dynamic outputs) for builders that feed the inputs right away: input ``i``
+    starts with ``feeds[i]`` (a fresh TensorDesc, taken as it is) instead of a default desc that would be
+    overwritten; ``None`` entries get the usual default/placeholder desc. Edges are the caller's job.
+    O(anchors + attrs).
 
     Raises:
-        UnknownOpError: unknown ``op_type``. ValueError: ``feeds`` does not have one entry per input anchor.
-        GraphError: ``name`` is taken.
+        UnknownOpError: unknown ``op_type``. ValueError: ``feeds`` does not have one entry per input anchor, or a
+        dynamic count is bad. GraphError: ``name`` is taken.
     """
-    _, in_names, optional, out_names = _layout(op_type, None, None)
+    _, in_names, optional, out_names = _layout(op_type, dynamic_inputs, None)
     if len(feeds) != len(optional):
         raise ValueError(f"op {op_type!r} has {len(optional)} input anchors, got {len(feeds)} feeds")
     in_descs = []

@@ -622,15 +622,19 @@ class GraphBuilder:
         self._outputs = final
         for node in self._inputs.values():
             node.inputs[0] = node.outputs[0].copy()
-        count = len(self._outputs)
-        net = ops.make_node(self._graph, "NetOutput", name=f"NetOutput_{self._name}", dynamic_inputs={"x": count})
-        for k in range(count):
-            src, port = self._outputs[k]
-            self._graph.add_edge_trusted(src, port, net, k)  # net is new with `count` unfed inputs; src is a node of ours
-            net.inputs[k] = src.outputs[port].copy()
-        self._hoist_subgraphs()
+        count = len(final)
+        graph = self._graph
+        sources = [final[k] for k in range(count)]
+        # input k of the NetOutput starts as a copy of the desc of what feeds it
+        net = _make_node_fed(graph, "NetOutput", f"NetOutput_{self._name}", None,
+                             [src.outputs[port].copy() for src, port in sources], {"x": count})
+        link = graph.add_edge_trusted  # net is new with `count` unfed inputs; every source is a node of ours
+        for k, (src, port) in enumerate(sources):
+            link(src, port, net, k)
+        if graph.subgraphs:
+            self._hoist_subgraphs()
         self._built = True
-        return Graph._wrap(self._graph, owns=True)
+        return Graph._wrap(graph, owns=True)
 
     def _hoist_subgraphs(self) -> None:
         pending = list(self._graph.subgraphs.values())
