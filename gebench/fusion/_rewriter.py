@@ -3,8 +3,10 @@
 Order of work: resolve the boundary and derive the replaced region (backward BFS from the outputs, stopping at
 the input producers); check self-containment and the replacement's IO counts; decide which old nodes go (those
 left without data consumers); prove on the graph-as-it-will-be that no cycle appears; only then copy the
-replacement in, place it topologically, re-wire and remove. A failed check raises :class:`RewriteError` and
-leaves the graph exactly as it was.
+replacement in (or move its nodes, when the caller discards it), place it topologically, re-wire and remove.
+A failed check raises :class:`RewriteError` and leaves the graph exactly as it was. A caller that already has
+the region from the matcher, with its self-containment and fuse-cycle checks done, passes it in and those
+steps are skipped.
 """
 
 from __future__ import annotations
