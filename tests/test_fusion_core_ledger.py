@@ -97,9 +97,13 @@ def test_recorder_writes_mismatches_violations_and_near_misses():
     assert "'mm'" in violation.reason and "'leak'" in violation.reason
     assert mismatch.status is CandidateStatus.STRUCTURAL_MISMATCH and list(mismatch.target_node_names) == ["add2"]
     assert mismatch.detail["pattern_node"] == "pmm" and mismatch.pattern_source == "p.py:3"
+    # the Add anchor was bound when its first input failed to be a MatMul
+    assert mismatch.detail["bindings"] == {str(pattern.graph.node_by_name("padd").id): "add2"}
     (miss,) = ledger.near_misses(pattern.name)
     assert (miss.anchor_node_name, miss.pattern_node, miss.expected, miss.actual) == ("add2", "pmm", "MatMul", "Data")
-    json.loads(ledger.to_json())
+    assert miss.bindings == mismatch.detail["bindings"]
+    again = Ledger.from_json(ledger.to_json())
+    assert again.near_misses(pattern.name)[0].bindings == miss.bindings
 
 
 def test_public_names_exist():

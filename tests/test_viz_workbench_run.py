@@ -206,3 +206,40 @@ def test_the_workbench_knows_the_engine_stage_order():
     assert _workbench._STAGE_ORDER == runtime.STAGE_ORDER
     assert _workbench._DUMP_SUFFIXES == runtime.DUMP_SUFFIXES
     assert _workbench._PRE_RUN_SUFFIX == runtime.PRE_RUN_SUFFIX
+
+
+RELU_OF_MUL = '''from ge.es.math import Mul
+from ge.es.nn import Relu
+from ge.passes import PassStage, PatternFusionPass, pattern, register_fusion_pass
+
+
+@register_fusion_pass(name="VizReluOfMul", stage=PassStage.BEFORE_INFER_SHAPE)
+class VizReluOfMul(PatternFusionPass):
+    @pattern
+    def relu_of_mul(self, inputs):
+        return Relu(Mul(inputs[0], inputs[1]))
+
+    def meet_requirements(self, match_result):
+        return True
+
+    def replacement(self, inputs):
+        return Relu(inputs[0])
+'''
+
+
+def test_a_near_miss_shows_how_far_the_pattern_got(tmp_path):
+    d = tmp_path / "passes"
+    d.mkdir()
+    (d / "viz_relu_of_mul.py").write_text(RELU_OF_MUL)
+    wb = Workbench(ROOT / "assets" / "add_zero.onnx", passes=[d])
+    wb.select_pass("VizReluOfMul")
+    assert [c["status"] for c in wb.candidates] == ["STRUCTURAL_MISMATCH"]
+    (record,) = [r for r in wb.run.ledger if r.pass_name == "VizReluOfMul" and r.status.name != "LINT"]
+    # the Relu anchor was bound before the Mul failed to match the Add feeding it
+    assert list(record.detail["bindings"].values()) == ["relu"] and record.detail["pattern_node"].startswith("Mul")
+    (miss,) = wb.run.ledger.near_misses(record.pattern_name)
+    assert miss.bindings == record.detail["bindings"] and miss.bound_count == 1
+    wb.select_candidate(wb.candidates[0]["i"])
+    assert sorted(wb.side_highlight.values()) == ["gb_bound", "gb_diverge"]
+    bound = [k for k, v in wb.side_highlight.items() if v == "gb_bound"]
+    assert bound == [f"n{next(iter(record.detail['bindings']))}"]

@@ -250,9 +250,9 @@ class Matcher:
             node, bport = bound
             fail = None
             if node.op_type not in _lookup_types(pnode):
-                fail = _failure(MismatchKind.OP_TYPE, pnode, node, pnode.op_type, node.op_type, len(state.bindings), k)
+                fail = _failure(MismatchKind.OP_TYPE, pnode, node, pnode.op_type, node.op_type, state.bindings, k)
             elif bport is None and port >= len(node.outputs):
-                fail = _failure(MismatchKind.OUTPUT_PORT, pnode, node, port, len(node.outputs), len(state.bindings), k)
+                fail = _failure(MismatchKind.OUTPUT_PORT, pnode, node, port, len(node.outputs), state.bindings, k)
             if fail is not None:
                 state.fail = fail
                 _keep_best(best, fail)
@@ -271,7 +271,7 @@ class Matcher:
                 _keep_best(best, branch.fail)
         if not found:
             _keep_best(best, _failure(MismatchKind.NO_CANDIDATE, pnode, None, pnode.op_type, None,
-                                      len(state.bindings), k))
+                                      state.bindings, k))
 
     def _output_candidates(self, state: _MatchState, pn: PatternNode) -> list[Node]:
         """Candidates for an unbound pattern output node, in graph order.
@@ -301,7 +301,7 @@ class Matcher:
         pnode = self.pattern.nodes[pid]
         if port >= len(cand.outputs):
             state.fail = _failure(MismatchKind.OUTPUT_PORT, pnode, cand, port, len(cand.outputs),
-                                  len(state.bindings), k)
+                                  state.bindings, k)
             return False
         if pnode.kind == "data":
             state.bindings[pid] = (cand, port)
@@ -309,7 +309,7 @@ class Matcher:
             return True
         why = self._node_mismatch(pnode, cand, inner=False)
         if why is not None:
-            state.fail = _failure(why[0], pnode, cand, why[1], why[2], len(state.bindings), k)
+            state.fail = _failure(why[0], pnode, cand, why[1], why[2], state.bindings, k)
             return False
         state.bindings[pid] = (cand, None)
         state.owner[cand.id] = pid
@@ -331,7 +331,7 @@ class Matcher:
                 if prod is not None:
                     conn.append((port, prod))
             if len(conn) != len(pn.inputs):
-                state.fail = _failure(MismatchKind.INPUT_COUNT, pn, t, len(pn.inputs), len(conn), len(bindings), k)
+                state.fail = _failure(MismatchKind.INPUT_COUNT, pn, t, len(pn.inputs), len(conn), bindings, k)
                 return False
             for (ppid, pport), (tport, (tn, tp)) in zip(pn.inputs, conn, strict=True):
                 ppn = pnodes[ppid]
@@ -340,35 +340,35 @@ class Matcher:
                     if bound is None:
                         if tn.id in owner:
                             state.fail = _failure(MismatchKind.TARGET_ALREADY_BOUND, ppn, tn, "a node outside the match",
-                                                  f"matched as {pnodes[owner[tn.id]].name}", len(bindings), k)
+                                                  f"matched as {pnodes[owner[tn.id]].name}", bindings, k)
                             return False
                         bindings[ppid] = (tn, tp)
                         data_targets.add(tn.id)
                         anchors[ppid] = [(t, tport)]
                     elif bound[0] is not tn or bound[1] != tp:
                         state.fail = _failure(MismatchKind.WILDCARD_INCONSISTENT, ppn, tn,
-                                              f"{bound[0].name}:{bound[1]}", f"{tn.name}:{tp}", len(bindings), k)
+                                              f"{bound[0].name}:{bound[1]}", f"{tn.name}:{tp}", bindings, k)
                         return False
                     else:
                         anchors.setdefault(ppid, []).append((t, tport))
                     continue
                 if pport != tp:
-                    state.fail = _failure(MismatchKind.PRODUCER_PORT, ppn, tn, pport, tp, len(bindings), k)
+                    state.fail = _failure(MismatchKind.PRODUCER_PORT, ppn, tn, pport, tp, bindings, k)
                     return False
                 bound = bindings.get(ppid)
                 if bound is not None:
                     if bound[0] is not tn:
                         state.fail = _failure(MismatchKind.BINDING_CONFLICT, ppn, tn, bound[0].name, tn.name,
-                                              len(bindings), k)
+                                              bindings, k)
                         return False
                     continue
                 if tn.id in owner or tn.id in data_targets:
                     state.fail = _failure(MismatchKind.TARGET_ALREADY_BOUND, ppn, tn, "an unbound node",
-                                          "already bound", len(bindings), k)
+                                          "already bound", bindings, k)
                     return False
                 why = self._node_mismatch(ppn, tn, inner=True)
                 if why is not None:
-                    state.fail = _failure(why[0], ppn, tn, why[1], why[2], len(bindings), k)
+                    state.fail = _failure(why[0], ppn, tn, why[1], why[2], bindings, k)
                     return False
                 bindings[ppid] = (tn, None)
                 owner[tn.id] = ppid
@@ -441,10 +441,11 @@ def _typed_nodes(graph: Graph, types: frozenset[str]) -> list[Node]:
     return nodes
 
 
-def _failure(kind: MismatchKind, pn: PatternNode, t: Node | None, expected: Any, actual: Any, bound: int,
-             output_index: int) -> tuple[Any, ...]:
-    # a tuple, not a dict: built for every rejected candidate, turned into a dict only when reported
-    return (kind, pn, t, expected, actual, output_index, bound)
+def _failure(kind: MismatchKind, pn: PatternNode, t: Node | None, expected: Any, actual: Any,
+             bindings: dict[int, tuple[Node, int | None]], output_index: int) -> tuple[Any, ...]:
+    # a tuple, not a dict: built for every rejected candidate, turned into a dict only when reported. It keeps the
+    # partial bindings by reference: a failed state is never extended afterwards (branches work on copies)
+    return (kind, pn, t, expected, actual, output_index, bindings, len(bindings))
 
 
 def _keep_best(best: list[tuple[Any, ...] | None], fail: tuple[Any, ...] | None) -> None:
@@ -453,7 +454,7 @@ def _keep_best(best: list[tuple[Any, ...] | None], fail: tuple[Any, ...] | None)
 
 
 def _detail(fail: tuple[Any, ...]) -> dict[str, Any]:
-    kind, pn, t, expected, actual, output_index, bound = fail
+    kind, pn, t, expected, actual, output_index, bindings, bound = fail
     return {
         "kind": kind.value,
         "pattern_node": pn.name,
@@ -466,6 +467,8 @@ def _detail(fail: tuple[Any, ...]) -> dict[str, Any]:
         "actual": actual,
         "output_index": output_index,
         "bound_count": bound,
+        # how far the candidate got: pattern node id (as text, as JSON keeps it) -> bound target node name
+        "bindings": {str(pid): node.name for pid, (node, _) in bindings.items()},
     }
 
 

@@ -95,7 +95,8 @@ class CandidateRecord:
 
 @dataclasses.dataclass(slots=True)
 class NearMiss:
-    """A candidate that bound ``bound_count`` pattern nodes before failing at ``pattern_node``."""
+    """A candidate that bound ``bound_count`` pattern nodes before failing at ``pattern_node``; ``bindings``
+    maps the bound pattern node ids (as text) to the target node names they were bound to."""
 
     pass_name: str
     pattern_name: str
@@ -107,6 +108,7 @@ class NearMiss:
     expected: Any
     actual: Any
     target_node: str | None = None
+    bindings: dict[str, str] = dataclasses.field(default_factory=dict)
 
     def to_dict(self) -> dict[str, Any]:
         return _jsonable({f.name: getattr(self, f.name) for f in dataclasses.fields(self)})
@@ -281,7 +283,7 @@ class LedgerRecorder:
             self.ledger.note_near_miss(NearMiss(
                 self.pass_name, self.pattern_name, anchor_node.id, anchor_node.name, bound_count,
                 str(detail.get("pattern_node")), str(detail.get("kind")), detail.get("expected"),
-                detail.get("actual"), target))
+                detail.get("actual"), target, dict(detail.get("bindings") or {})))
 
     def boundary_violation(self, match_nodes: list[Any], escaping_node: Any, detail: dict[str, Any]) -> None:
         reason = (f"output of inner node {escaping_node.name!r} is used outside the match by "
