@@ -823,7 +823,7 @@ def _run_pattern_pass(state: _RunState, rec: _Recorder, instance: Any, config: A
                          "pattern graph; get_captured_tensor() for it will raise", source=pat._source)
         matcher = Matcher(pg, graph, const_value_match=bool(config and config.is_enable_const_value_match()),
                           ir_attr_match=bool(config and config.is_enable_ir_attr_match()),
-                          recorder=rec)
+                          recorder=rec if rec.enabled else None)  # without a ledger nothing is recorded
         anchor_pid = pg.outputs[0][0]
         anchor_types = {"Const", "Constant"} if pg.nodes[anchor_pid].op_type in ("Const", "Constant") else \
             {pg.nodes[anchor_pid].op_type}
@@ -868,7 +868,7 @@ def _handle_match(state: _RunState, rec: _Recorder, instance: Any, match: Any, g
     MatchResult = _native_match_result()  # noqa: N806 - a class
 
     nodes = match.matched_nodes()
-    captures = _capture_list(match)
+    captures = _capture_list(match) if rec.enabled else []  # only records carry them
     mr = MatchResult._create(match, graph)
     try:
         with _hook_call(session):
