@@ -252,6 +252,32 @@ def test_expression_replacement_touching_too_few_inputs(tmp_path, GB, es):
     assert ir.to_text(run.ir_graph) == before
 
 
+def test_pattern_input_that_feeds_nothing_is_linted_and_fails_the_rewrite(tmp_path, GB, es):
+    path = pass_file(tmp_path, """
+    @register_fusion_pass(name="UnusedInput", stage=STAGE)
+    class UnusedInput(PatternFusionPass):
+        @pattern
+        def relu(self, inputs):
+            a, b = inputs[:2]
+            return Relu(a)
+
+        def meet_requirements(self, match_result):
+            return True
+
+        def replacement(self, inputs):
+            a, b = inputs[:2]
+            return Abs(a)
+    """)
+    graph = relu_chain(GB, es, n=1)
+    before = snapshot_text(graph)
+    run = gebench.compile(graph, passes=[path])
+    (lint,) = [r for r in run.ledger if r.detail.get("rule") == "pattern_input_unused"]
+    assert lint.detail["input"] == 1 and "'input_1'" in lint.reason and "BOUNDARY_INPUT_EMPTY" in lint.reason
+    assert lint.detail["source"] == f"{path}:{line_of(path, '@pattern')}"  # where the pattern is defined
+    assert run.status == "FAILED" and "BOUNDARY_INPUT_EMPTY" in run.failure_reason
+    assert ir.to_text(run.ir_graph) == before
+
+
 # ------------------------------------------------------------------------------------------------ run()
 @pytest.mark.parametrize("ret,status,lint", [
     ("True", "SUCCESS", False), ("None", "SUCCESS", False), ("False", "FAILED", False),

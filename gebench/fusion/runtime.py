@@ -817,6 +817,14 @@ def _run_pattern_pass(state: _RunState, rec: _Recorder, instance: Any, config: A
         if problem is not None:
             rec.lint("invalid_pattern", f"pattern {pg.name!r} matches nothing: {problem}", source=pat._source)
             continue
+        for did in pg.data_ids:
+            data = pg.graph.node(did)
+            if not pg.graph.num_uses(data):
+                rec.lint("pattern_input_unused",
+                         f"pattern {pg.name!r}: input {data.attrs.get('index')} ({data.name!r}) feeds no pattern node, "
+                         "so a match has no consumer to bind it to and its boundary input stays empty: every rewrite "
+                         "of this pattern fails (BOUNDARY_INPUT_EMPTY) and fails the pass; use the input in the "
+                         "pattern or do not create it", source=pat._source, detail={"input": data.attrs.get("index")})
         for capture in pg.captures:
             if capture.node_id not in pg.nodes:
                 rec.lint("capture_outside_pattern", f"pattern {pg.name!r}: a captured tensor is not a node of the "
