@@ -66,6 +66,15 @@ class Graph:
             self._pending_edges = []
         else:
             self._store = _new_store()
+        self._empty_tables()
+        self._next_pos = 0.0
+        self._next_id = 0  # ids only grow: the next node gets this one
+        self._name_counters: dict[str, int] = {}
+        self.parent_graph: Graph | None = None
+        self.parent_node_name: str = ""
+
+    def _empty_tables(self) -> None:
+        """Node, index and subgraph tables of an empty graph (the store is set up by the caller)."""
         self._nodes: dict[int, Node] = {}
         self._by_name: dict[str, int] = {}
         self._by_type: dict[str, dict[int, None]] = {}
@@ -73,13 +82,8 @@ class Graph:
         self._uses: dict[int, list[list[tuple[int, int]]]] = {}
         self._pos: dict[int, float] = {}
         self._taken: set[float] = set()
-        self._next_pos = 0.0
-        self._next_id = 0  # ids only grow: the next node gets this one
-        self._name_counters: dict[str, int] = {}
         self._n_ctrl = 0  # control edges in the store
         self.subgraphs: dict[str, Graph] = {}
-        self.parent_graph: Graph | None = None
-        self.parent_node_name: str = ""
 
     def __getattr__(self, attr: str) -> Any:
         # only reached for attributes that are not set: the store of a graph made with ``deferred_store``
@@ -92,16 +96,10 @@ class Graph:
             s_node[nid] = {}
             s_succ[nid] = {}
             s_pred[nid] = {}
-        for u, v, key in pending:
-            succ = s_succ[u]
-            keydict = succ.get(v)
-            if keydict is None:
-                keydict = {}
-                succ[v] = keydict
-                s_pred[v][u] = keydict
-            keydict[key] = {}
         self._pending_edges = None
         self._store = store
+        for u, v, key in pending:
+            self._store_add_edge(u, v, key)
         return store
 
     # ------------------------------------------------------------------ nodes
@@ -190,15 +188,7 @@ class Graph:
         that were in it are left as they are. O(1)."""
         self.__dict__.pop("_store", None)
         self._pending_edges = []  # the store is made again when needed
-        self._nodes = {}
-        self._by_name = {}
-        self._by_type = {}
-        self._producers = {}
-        self._uses = {}
-        self._pos = {}
-        self._taken = set()
-        self._n_ctrl = 0
-        self.subgraphs = {}
+        self._empty_tables()
 
     def _insert(self, node_id: int, name: str, op_type: str, attrs: dict[str, Any], inputs: list[TensorDesc],
                 outputs: list[TensorDesc], input_names: list[str], output_names: list[str]) -> Node:

@@ -314,6 +314,19 @@ def _data_type(op: str, py: str, v: Any) -> DataType:
         raise ValueError(f"{op}(): attr '{py}' = {v} is not a DataType value") from None
 
 
+def _convert_attrs(plan: _Plan, attrs: tuple[Any, ...]) -> dict[str, Any]:
+    """IR attr name -> checked value for the call's attr arguments, in the schema's order.
+
+    Raises:
+        TypeError / ValueError: a value does not fit its attr type (the message names the op and argument).
+    """
+    op = plan.op_type
+    out = {}
+    for (py, a), v in zip(plan.attrs, attrs, strict=True):
+        out[a.name] = _convert_attr(op, py, a, v)
+    return out
+
+
 def _call_simple(plan: _Plan, inputs: tuple[Any, ...], attrs: tuple[Any, ...]) -> Any:
     """:func:`_call` for a ``plan.simple`` op whose inputs are TensorHolders of one live builder, floats or
     absent optionals (the usual replacement call), with the same attr checks in the same order; None when the
@@ -332,10 +345,7 @@ def _call_simple(plan: _Plan, inputs: tuple[Any, ...], attrs: tuple[Any, ...]) -
                 return None
         elif tv is not float and (v is not None or d.kind != "optional"):
             return None
-    op = plan.op_type
-    attr_values = {}
-    for (py, a), v in zip(plan.attrs, attrs, strict=True):
-        attr_values[a.name] = _convert_attr(op, py, a, v)
+    attr_values = _convert_attrs(plan, attrs)
     values = []
     for v in inputs:
         values.append(builder.create_scalar_float(v) if type(v) is float else v)
@@ -358,7 +368,7 @@ def _call(plan: _Plan, inputs: tuple[Any, ...], owner: Any, counts: tuple[Any, .
         if n < 0:
             raise ValueError(f"{op}(): argument '{py}' must be >= 0, got {n}")
         dyn_out[out] = n
-    attr_values = {a.name: _convert_attr(op, py, a, v) for (py, a), v in zip(plan.attrs, attrs, strict=True)}
+    attr_values = _convert_attrs(plan, attrs)
     graphs: dict[str, Graph] = {}
     for (py, slot), g in zip(plan.subgraphs, subs, strict=True):
         if not isinstance(g, Graph):
