@@ -1,5 +1,8 @@
 """Unit tests of the IR graph: anchors, edges, indexes, topological positions, copy and verify."""
 
+import copy
+import pickle
+
 import pytest
 
 from gebench.ir import CycleError, DataType, Graph, GraphError, TensorDesc, TensorValue, to_text
@@ -213,47 +216,82 @@ def test_place_between_never_reuses_a_taken_position():
     g.verify()
 
 
-# ------------------------------------------------------------------------------------------ deferred store, adoption
+# ------------------------------------------------------------------------------------------ staged graphs, adoption
 def _build_sequence(g: Graph) -> Graph:
+    """Nodes, then edges the way builders add them (trusted, from older to newer nodes)."""
     a = g.add_node("Data", name="a", outputs=1)
     b = g.add_node("Data", name="b", outputs=2)
     c = g.add_node("Add", name="c", inputs=2, outputs=1)
     d = g.add_node("Relu", name="d", inputs=1, outputs=1)
     g.add_edge_trusted(b, 1, c, 1)
-    g.add_edge(a, 0, c, 0)
-    g.add_edge(b, 0, d, 0)
+    g.add_edge_trusted(a, 0, c, 0)
+    g.add_edge_trusted(b, 0, d, 0)
     return g
 
 
-def test_a_deferred_store_is_filled_on_first_use_exactly_as_an_eager_one():
+def _tables(g: Graph) -> tuple:
+    store = g._store
+    return (g._producers, g._uses, g._pos, g._taken, g._next_pos, g._n_ctrl, g._by_type,
+            list(store.edges(keys=True)), {n: list(s) for n, s in store._succ.items()},
+            {n: list(p) for n, p in store._pred.items()})
+
+
+def test_a_staged_graph_builds_its_tables_on_first_read_exactly_as_an_eager_one():
     eager = _build_sequence(Graph("g"))
-    lazy = _build_sequence(Graph("g", deferred_store=True))
-    assert "_store" not in vars(lazy)  # nothing read the store yet
-    assert [n.name for n in lazy.nodes()] == [n.name for n in eager.nodes()]
-    assert lazy.producers(lazy.node_by_name("c")) == [(lazy.node_by_name("a"), 0), (lazy.node_by_name("b"), 1)]
-    assert "_store" not in vars(lazy)  # index lookups do not need it
+    lazy = _build_sequence(Graph("g", staged=True))
+    assert lazy.staged and not eager.staged
+    assert not any(attr in vars(lazy) for attr in ("_store", "_producers", "_pos", "_by_type"))
+    # the name index, the node table and the staged form answer without building anything
+    assert lazy.find("c") is lazy.node_by_name("c") and len(lazy) == 4 and not lazy.has_control_edges
+    assert [n.name for n in lazy.nodes_in_creation_order()] == ["a", "b", "c", "d"]
+    assert lazy.staged_edges() == [(1, 1, 2, 1), (0, 0, 2, 0), (1, 0, 3, 0)]
+    assert lazy.staged
+    assert [n.name for n in lazy.nodes()] == [n.name for n in eager.nodes()]  # first read: built here
+    assert not lazy.staged and lazy.staged_edges() is None
+    assert _tables(lazy) == _tables(eager)
     b_lazy, b_eager = lazy.node_by_name("b"), eager.node_by_name("b")
     assert [n.name for n in lazy.successors(b_lazy)] == [n.name for n in eager.successors(b_eager)] == ["c", "d"]
-    assert list(lazy._store.edges(keys=True)) == list(eager._store.edges(keys=True))
     lazy.verify()
     assert to_text(lazy) == to_text(eager)
 
 
-def test_a_deferred_store_survives_removal_control_edges_and_copies():
-    lazy = _build_sequence(Graph("g", deferred_store=True))
-    lazy.remove_node(lazy.node_by_name("d"))  # removing fills the store first
+def test_a_backward_edge_or_an_explicit_id_ends_staging_and_keeps_the_graph_right():
+    g = Graph("g", staged=True)
+    late = g.add_node("Relu", name="late", inputs=1, outputs=1)
+    early = g.add_node("Data", name="early", outputs=1)
+    g.add_edge_trusted(early, 0, late, 0)  # newer -> older: the order needs fixing, so the tables are built
+    assert not g.staged
+    assert g.position(early) < g.position(late)
+    g.verify()
+    h = Graph("h", staged=True)
+    h.add_node("Data", name="x", outputs=1)
+    h.add_node("Data", name="y", outputs=1, node_id=7)
+    assert not h.staged and h.next_node_id == 8
+    h.verify()
+
+
+def test_a_staged_graph_survives_removal_control_edges_copies_and_pickling():
+    lazy = _build_sequence(Graph("g", staged=True))
+    lazy.remove_node(lazy.node_by_name("d"))  # removing builds the tables first
     lazy.verify()
-    other = _build_sequence(Graph("h", deferred_store=True))
+    assert [n.name for n in lazy.nodes()] == ["a", "b", "c"]
+    other = _build_sequence(Graph("h", staged=True))
     other.add_control_edge(other.node_by_name("a"), other.node_by_name("d"))
     other.verify()
+    assert other.has_control_edges
     assert [n.name for n in other.control_successors(other.node_by_name("a"))] == ["d"]
-    clone = _build_sequence(Graph("k", deferred_store=True)).copy()
+    clone = _build_sequence(Graph("k", staged=True)).copy()
     clone.verify()
     assert len(clone.data_edges()) == 3
+    for twin in (copy.deepcopy(_build_sequence(Graph("p", staged=True))),
+                 pickle.loads(pickle.dumps(_build_sequence(Graph("p", staged=True))))):
+        assert twin.staged
+        twin.verify()
+        assert to_text(twin) == to_text(_build_sequence(Graph("p")))
 
 
 def test_adopt_node_moves_a_node_with_a_fresh_id_and_name():
-    src = _build_sequence(Graph("src", deferred_store=True))
+    src = _build_sequence(Graph("src", staged=True))
     dst = Graph("dst")
     dst.add_node("Data", name="x", outputs=1)
     relu = src.node_by_name("d")

@@ -177,7 +177,13 @@ def _plan(graph: Graph, boundary: Boundary, replacement: Graph, check_self_conta
                                f"{inner.name!r} a boundary output or keep it out of the region", node=inner)
 
     # ---- replacement checks
-    rnodes = replacement.nodes()
+    staged = replacement.staged_edges()
+    if staged is None:
+        rnodes = replacement.nodes()
+        sources = replacement.input_sources
+    else:  # a builder's graph nobody has read yet: creation order is topological, edges are listed
+        rnodes = replacement.nodes_in_creation_order()
+        sources = _staged_sources(replacement, staged)
     data_nodes: list[Node] = []
     netouts: list[Node] = []
     body: list[Node] = []
@@ -203,7 +209,7 @@ def _plan(graph: Graph, boundary: Boundary, replacement: Graph, check_self_conta
         raise RewriteError(RewriteReason.NO_NETOUTPUT,
                            f"replacement {replacement.name!r} has {len(netouts)} NetOutput nodes; it needs exactly "
                            "one (build it with GraphBuilder.build_and_reset(outputs))")
-    out_refs = replacement.input_sources(netouts[0])
+    out_refs = sources(netouts[0])
     for port, src in enumerate(out_refs):
         if src is None:
             raise RewriteError(RewriteReason.OUTPUT_COUNT_MISMATCH,
@@ -229,7 +235,6 @@ def _plan(graph: Graph, boundary: Boundary, replacement: Graph, check_self_conta
         ref[n.id] = j
         j += 1
     out_sources = [(ref[src[0]], src[1]) for src in out_refs]  # type: ignore[index]  # None was refused above
-    sources = replacement.input_sources
     in_edges: list[tuple[int, int, int]] = []
     body_edges: list[tuple[int, int, int, int]] = []
     j = 0
@@ -308,6 +313,23 @@ def _plan(graph: Graph, boundary: Boundary, replacement: Graph, check_self_conta
                            "and depends on one of its outputs; choose a boundary whose inputs do not depend on its "
                            "outputs", node=cycle)
     return plan
+
+
+def _staged_sources(replacement: Graph, edges: list[tuple[int, int, int, int]]) -> Any:
+    """``input_sources`` for a staged ``replacement`` with data ``edges``, without building its tables."""
+    table: dict[int, list[tuple[int, int] | None]] = {}
+    node = replacement.node
+    for sid, sport, did, dport in edges:
+        srcs = table.get(did)
+        if srcs is None:
+            srcs = table[did] = [None] * len(node(did).inputs)
+        srcs[dport] = (sid, sport)
+
+    def sources(n: Node) -> list[tuple[int, int] | None]:
+        srcs = table.get(n.id)
+        return [None] * len(n.inputs) if srcs is None else srcs
+
+    return sources
 
 
 def _check_node(graph: Graph, node: Any, what: str, index: int) -> None:

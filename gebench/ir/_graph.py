@@ -34,6 +34,9 @@ def _new_store() -> nx.MultiDiGraph:
 #: Port number used for both ends of a control edge (GE uses -1 for control anchors).
 CONTROL_PORT = -1
 
+#: The attributes a staged graph builds on first read (all set by ``Graph._empty_tables``).
+_STAGED_TABLES = frozenset({"_store", "_by_type", "_producers", "_uses", "_pos", "_taken", "_n_ctrl", "_next_pos"})
+
 
 class Graph:
     """A GE graph: nodes with typed anchors, data edges, control edges and subgraphs.
@@ -54,53 +57,75 @@ class Graph:
     root graph as in GE; a node refers to them by name in ``Node.subgraph_names``.
     """
 
-    def __init__(self, name: str = "graph", *, deferred_store: bool = False) -> None:
-        """An empty graph. ``deferred_store``: fill the networkx store only when something first reads it or
-        removes from it (builders make small graphs per rewrite that are often consumed without that); the
-        graph behaves the same either way."""
+    def __init__(self, name: str = "graph", *, staged: bool = False) -> None:
+        """An empty graph.
+
+        ``staged``: keep only the node table and the name index while nodes are added and linked forward
+        (every data edge from an older node to a newer one, the way graph builders work); the other indexes,
+        the topological positions and the networkx store are built in one go, O(n + e), the first time anything
+        reads them, by replaying the edges in order, so the graph then equals one built without staging.
+        Builders make small graphs per rewrite that the rewriter often consumes straight from the staged form
+        (:meth:`staged_edges`); the graph behaves the same either way.
+        """
         self.name = name
         self.attrs: dict[str, Any] = {}
-        # with a deferred store: the data edges added so far, in order, as (src id, dst id, key); else None
-        self._pending_edges: list[tuple[int, int, tuple[int, int]]] | None = None
-        if deferred_store:
-            self._pending_edges = []
-        else:
-            self._store = _new_store()
-        self._empty_tables()
-        self._next_pos = 0.0
+        # while staged: the data edges added so far, in order, as (src id, src port, dst id, dst port); else None
+        self._staged_edges: list[tuple[int, int, int, int]] | None = [] if staged else None
+        self._nodes: dict[int, Node] = {}
+        self._by_name: dict[str, int] = {}
+        self.subgraphs: dict[str, Graph] = {}
+        if not staged:
+            self._empty_tables()
         self._next_id = 0  # ids only grow: the next node gets this one
         self._name_counters: dict[str, int] = {}
         self.parent_graph: Graph | None = None
         self.parent_node_name: str = ""
 
     def _empty_tables(self) -> None:
-        """Node, index and subgraph tables of an empty graph (the store is set up by the caller)."""
-        self._nodes: dict[int, Node] = {}
-        self._by_name: dict[str, int] = {}
+        """The indexes, positions and store of a graph without nodes (:data:`_STAGED_TABLES`)."""
+        self._store = _new_store()
         self._by_type: dict[str, dict[int, None]] = {}
         self._producers: dict[int, list[tuple[int, int] | None]] = {}
         self._uses: dict[int, list[list[tuple[int, int]]]] = {}
         self._pos: dict[int, float] = {}
         self._taken: set[float] = set()
         self._n_ctrl = 0  # control edges in the store
-        self.subgraphs: dict[str, Graph] = {}
+        self._next_pos = 0.0
 
     def __getattr__(self, attr: str) -> Any:
-        # only reached for attributes that are not set: the store of a graph made with ``deferred_store``
-        pending = self.__dict__.get("_pending_edges")
-        if attr != "_store" or pending is None:
+        # only reached for attributes that are not set: the tables of a staged graph, built on first read
+        if attr not in _STAGED_TABLES or self.__dict__.get("_staged_edges") is None:
             raise AttributeError(f"{type(self).__name__!r} object has no attribute {attr!r}")
-        store = _new_store()
-        s_node, s_succ, s_pred = store._node, store._succ, store._pred
-        for nid in self._nodes:  # the table keeps insertion order, as the store would have
-            s_node[nid] = {}
-            s_succ[nid] = {}
-            s_pred[nid] = {}
-        self._pending_edges = None
-        self._store = store
-        for u, v, key in pending:
-            self._store_add_edge(u, v, key)
-        return store
+        self._unstage()
+        return self.__dict__[attr]
+
+    def _unstage(self) -> None:
+        """Build the tables of a staged graph: index its nodes in creation order, then replay its edges."""
+        edges = self._staged_edges
+        assert edges is not None
+        self._staged_edges = None
+        self._empty_tables()
+        for nid, node in self._nodes.items():  # the table keeps creation order
+            self._index(node, nid, node._op_type)
+        nodes = self._nodes
+        for sid, sport, did, dport in edges:
+            self.add_edge_trusted(nodes[sid], sport, nodes[did], dport)
+
+    @property
+    def staged(self) -> bool:
+        """Whether the graph is still staged (see :meth:`__init__`). O(1)."""
+        return self._staged_edges is not None
+
+    def staged_edges(self) -> list[tuple[int, int, int, int]] | None:
+        """For a staged graph, its data edges as ``(src id, src port, dst id, dst port)`` in the order they were
+        added (every one goes from an older node to a newer one, so creation order is a topological order and
+        a staged graph has no control edges); None once the graph is not staged. The list is the graph's own:
+        read it, never change it. O(1)."""
+        return self._staged_edges
+
+    def nodes_in_creation_order(self) -> list[Node]:
+        """The nodes in the order they were added (for a staged graph, a topological order). O(n)."""
+        return list(self._nodes.values())
 
     # ------------------------------------------------------------------ nodes
     def add_node(
@@ -137,6 +162,8 @@ class Graph:
         else:
             if node_id in self._nodes or node_id < 0:
                 raise GraphError(f"node id {node_id} is already used in graph {self.name!r}")
+            if self._staged_edges is not None:
+                self._unstage()  # staging relies on ids following creation order
             # keep the id counter above every explicit id so ids are never reused
             self._next_id = max(self._next_id, node_id + 1)
         ins = [_default_desc() for _ in range(inputs)] if isinstance(inputs, int) else [d.copy() for d in inputs]
@@ -184,11 +211,16 @@ class Graph:
         return node
 
     def clear(self) -> None:
-        """Forget every node, edge and subgraph (the graph becomes empty; node ids keep growing). Node objects
-        that were in it are left as they are. O(1)."""
-        self.__dict__.pop("_store", None)
-        self._pending_edges = []  # the store is made again when needed
-        self._empty_tables()
+        """Forget every node, edge and subgraph: the graph becomes empty and staged (node ids keep growing).
+        Node objects that were in it are left as they are. O(1)."""
+        if self._staged_edges is None:
+            d = self.__dict__
+            for attr in _STAGED_TABLES:
+                del d[attr]
+        self._staged_edges = []
+        self._nodes = {}
+        self._by_name = {}
+        self.subgraphs = {}
 
     def _insert(self, node_id: int, name: str, op_type: str, attrs: dict[str, Any], inputs: list[TensorDesc],
                 outputs: list[TensorDesc], input_names: list[str], output_names: list[str]) -> Node:
@@ -211,6 +243,12 @@ class Graph:
         """Index a new, unconnected ``node`` (its anchors already set) at the end of the topological order."""
         self._nodes[node_id] = node
         self._by_name[name] = node_id
+        if self._staged_edges is None:
+            self._index(node, node_id, op_type)
+
+    def _index(self, node: Node, node_id: int, op_type: str) -> None:
+        """The part of :meth:`_register` a staged graph leaves for later: type index, anchor tables, position,
+        store node."""
         bucket = self._by_type.get(op_type)
         if bucket is None:
             self._by_type[op_type] = {node_id: None}
@@ -225,12 +263,11 @@ class Graph:
         self._pos[node_id] = pos
         self._taken.add(pos)
         self._next_pos = pos + 1.0
-        if self._pending_edges is None:
-            # the store's own add_node, minus its argument checks: an unused int id, no node attributes
-            store = self._store
-            store._succ[node_id] = {}
-            store._pred[node_id] = {}
-            store._node[node_id] = {}
+        # the store's own add_node, minus its argument checks: an unused int id, no node attributes
+        store = self._store
+        store._succ[node_id] = {}
+        store._pred[node_id] = {}
+        store._node[node_id] = {}
 
     def fresh_name(self, prefix: str) -> str:
         """A name ``<prefix>_<k>`` not used in this graph (amortised O(1))."""
@@ -531,14 +568,16 @@ class Graph:
             CycleError: the edge would close a cycle (the graph is left unchanged).
         """
         sid, did = src.id, dst.id
+        staged = self._staged_edges
+        if staged is not None:
+            if sid < did:  # ids follow creation order: a forward edge keeps the graph staged
+                staged.append((sid, src_port, did, dst_port))
+                return
+            self._unstage()
         if self._pos[sid] >= self._pos[did]:
             self._order_for_edge(src, dst)
         self._producers[did][dst_port] = (sid, src_port)
         self._uses[sid][src_port].append((did, dst_port))
-        pending = self._pending_edges
-        if pending is not None:
-            pending.append((sid, did, (src_port, dst_port)))
-            return
         store = self._store
         succ = store._succ[sid]
         keydict = succ.get(did)
@@ -550,10 +589,6 @@ class Graph:
 
     def _store_add_edge(self, u: int, v: int, key: tuple[int, int]) -> None:
         # MultiDiGraph.add_edge for two existing nodes and no edge data: the key dict is shared by both sides
-        pending = self._pending_edges
-        if pending is not None:
-            pending.append((u, v, key))
-            return
         store = self._store
         succ = store._succ[u]
         keydict = succ.get(v)
@@ -606,8 +641,8 @@ class Graph:
 
     @property
     def has_control_edges(self) -> bool:
-        """Whether the graph has any control edge. O(1)."""
-        return self._n_ctrl > 0
+        """Whether the graph has any control edge. O(1) (a staged graph has none)."""
+        return self._staged_edges is None and self._n_ctrl > 0
 
     def replace_all_uses(self, old: Node, old_port: int, new: Node, new_port: int) -> None:
         """Move every consumer of ``old:old_port`` onto ``new:new_port``. O(uses).

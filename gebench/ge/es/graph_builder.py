@@ -191,7 +191,7 @@ class GraphBuilder:
         if name is not None and not isinstance(name, str):
             raise TypeError(f"GraphBuilder name must be a str or None, got {name!r} ({type(name).__name__})")
         self._name = name or "graph"
-        self._graph = ir.Graph(self._name, deferred_store=True)
+        self._graph = ir.Graph(self._name, staged=True)
         self._counter = 0
         self._inputs: dict[int, ir.Node] = {}
         self._outputs: dict[int, tuple[ir.Node, int]] = {}
