@@ -5,7 +5,7 @@ import pickle
 
 import pytest
 
-from gebench.ir import CycleError, DataType, Graph, GraphError, TensorDesc, TensorValue, to_text
+from gebench.ir import CycleError, DataType, Graph, GraphError, StagedGraph, TensorDesc, TensorValue, to_text
 
 
 def _chain(n: int = 3) -> tuple[Graph, list]:
@@ -238,7 +238,7 @@ def _tables(g: Graph) -> tuple:
 
 def test_a_staged_graph_builds_its_tables_on_first_read_exactly_as_an_eager_one():
     eager = _build_sequence(Graph("g"))
-    lazy = _build_sequence(Graph("g", staged=True))
+    lazy = _build_sequence(StagedGraph("g"))
     assert lazy.staged and not eager.staged
     assert not any(attr in vars(lazy) for attr in ("_store", "_producers", "_pos", "_by_type"))
     # the name index, the node table and the staged form answer without building anything
@@ -247,7 +247,7 @@ def test_a_staged_graph_builds_its_tables_on_first_read_exactly_as_an_eager_one(
     assert lazy.staged_edges() == [(1, 1, 2, 1), (0, 0, 2, 0), (1, 0, 3, 0)]
     assert lazy.staged
     assert [n.name for n in lazy.nodes()] == [n.name for n in eager.nodes()]  # first read: built here
-    assert not lazy.staged and lazy.staged_edges() is None
+    assert not lazy.staged and lazy.staged_edges() is None and type(lazy) is Graph
     assert _tables(lazy) == _tables(eager)
     b_lazy, b_eager = lazy.node_by_name("b"), eager.node_by_name("b")
     assert [n.name for n in lazy.successors(b_lazy)] == [n.name for n in eager.successors(b_eager)] == ["c", "d"]
@@ -256,14 +256,15 @@ def test_a_staged_graph_builds_its_tables_on_first_read_exactly_as_an_eager_one(
 
 
 def test_a_backward_edge_or_an_explicit_id_ends_staging_and_keeps_the_graph_right():
-    g = Graph("g", staged=True)
+    g = StagedGraph("g")
     late = g.add_node("Relu", name="late", inputs=1, outputs=1)
     early = g.add_node("Data", name="early", outputs=1)
     g.add_edge_trusted(early, 0, late, 0)  # newer -> older: the order needs fixing, so the tables are built
+    assert type(g) is Graph
     assert not g.staged
     assert g.position(early) < g.position(late)
     g.verify()
-    h = Graph("h", staged=True)
+    h = StagedGraph("h")
     h.add_node("Data", name="x", outputs=1)
     h.add_node("Data", name="y", outputs=1, node_id=7)
     assert not h.staged and h.next_node_id == 8
@@ -271,27 +272,27 @@ def test_a_backward_edge_or_an_explicit_id_ends_staging_and_keeps_the_graph_righ
 
 
 def test_a_staged_graph_survives_removal_control_edges_copies_and_pickling():
-    lazy = _build_sequence(Graph("g", staged=True))
+    lazy = _build_sequence(StagedGraph("g"))
     lazy.remove_node(lazy.node_by_name("d"))  # removing builds the tables first
     lazy.verify()
     assert [n.name for n in lazy.nodes()] == ["a", "b", "c"]
-    other = _build_sequence(Graph("h", staged=True))
+    other = _build_sequence(StagedGraph("h"))
     other.add_control_edge(other.node_by_name("a"), other.node_by_name("d"))
     other.verify()
     assert other.has_control_edges
     assert [n.name for n in other.control_successors(other.node_by_name("a"))] == ["d"]
-    clone = _build_sequence(Graph("k", staged=True)).copy()
+    clone = _build_sequence(StagedGraph("k")).copy()
     clone.verify()
     assert len(clone.data_edges()) == 3
-    for twin in (copy.deepcopy(_build_sequence(Graph("p", staged=True))),
-                 pickle.loads(pickle.dumps(_build_sequence(Graph("p", staged=True))))):
+    for twin in (copy.deepcopy(_build_sequence(StagedGraph("p"))),
+                 pickle.loads(pickle.dumps(_build_sequence(StagedGraph("p"))))):
         assert twin.staged
         twin.verify()
         assert to_text(twin) == to_text(_build_sequence(Graph("p")))
 
 
 def test_adopt_node_moves_a_node_with_a_fresh_id_and_name():
-    src = _build_sequence(Graph("src", staged=True))
+    src = _build_sequence(StagedGraph("src"))
     dst = Graph("dst")
     dst.add_node("Data", name="x", outputs=1)
     relu = src.node_by_name("d")

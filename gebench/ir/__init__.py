@@ -1,11 +1,11 @@
 """gebench's graph IR: GE semantics on a networkx store.
 
-Public surface: :class:`Graph`, :class:`Node`, :class:`TensorDesc`, :class:`TensorValue`,
+Public surface: :class:`Graph` (and :class:`StagedGraph` for builders), :class:`Node`, :class:`TensorDesc`, :class:`TensorValue`,
 :class:`DataType`, :class:`Format`, the text form (:func:`to_text`, :func:`parse_text`) and the errors.
 """
 
 from ._coerce import as_graph
-from ._graph import CONTROL_PORT, Graph
+from ._graph import CONTROL_PORT, Graph, StagedGraph
 from ._node import Node
 from ._tensor import UNKNOWN_DIM, UNKNOWN_RANK, TensorDesc, TensorValue, copy_attrs, trusted_desc
 from ._text import parse_text, to_text
@@ -20,6 +20,7 @@ __all__ = [
     "Graph",
     "GraphError",
     "Node",
+    "StagedGraph",
     "TensorDesc",
     "TensorValue",
     "TextFormError",

@@ -57,25 +57,13 @@ class Graph:
     root graph as in GE; a node refers to them by name in ``Node.subgraph_names``.
     """
 
-    def __init__(self, name: str = "graph", *, staged: bool = False) -> None:
-        """An empty graph.
-
-        ``staged``: keep only the node table and the name index while nodes are added and linked forward
-        (every data edge from an older node to a newer one, the way graph builders work); the other indexes,
-        the topological positions and the networkx store are built in one go, O(n + e), the first time anything
-        reads them, by replaying the edges in order, so the graph then equals one built without staging.
-        Builders make small graphs per rewrite that the rewriter often consumes straight from the staged form
-        (:meth:`staged_edges`); the graph behaves the same either way.
-        """
+    def __init__(self, name: str = "graph") -> None:
         self.name = name
         self.attrs: dict[str, Any] = {}
-        # while staged: the data edges added so far, in order, as (src id, src port, dst id, dst port); else None
-        self._staged_edges: list[tuple[int, int, int, int]] | None = [] if staged else None
         self._nodes: dict[int, Node] = {}
         self._by_name: dict[str, int] = {}
         self.subgraphs: dict[str, Graph] = {}
-        if not staged:
-            self._empty_tables()
+        self._empty_tables()
         self._next_id = 0  # ids only grow: the next node gets this one
         self._name_counters: dict[str, int] = {}
         self.parent_graph: Graph | None = None
@@ -92,36 +80,14 @@ class Graph:
         self._n_ctrl = 0  # control edges in the store
         self._next_pos = 0.0
 
-    def __getattr__(self, attr: str) -> Any:
-        # only reached for attributes that are not set: the tables of a staged graph, built on first read
-        if attr not in _STAGED_TABLES or self.__dict__.get("_staged_edges") is None:
-            raise AttributeError(f"{type(self).__name__!r} object has no attribute {attr!r}")
-        self._unstage()
-        return self.__dict__[attr]
-
-    def _unstage(self) -> None:
-        """Build the tables of a staged graph: index its nodes in creation order, then replay its edges."""
-        edges = self._staged_edges
-        assert edges is not None
-        self._staged_edges = None
-        self._empty_tables()
-        for nid, node in self._nodes.items():  # the table keeps creation order
-            self._index(node, nid, node._op_type)
-        nodes = self._nodes
-        for sid, sport, did, dport in edges:
-            self.add_edge_trusted(nodes[sid], sport, nodes[did], dport)
-
     @property
     def staged(self) -> bool:
-        """Whether the graph is still staged (see :meth:`__init__`). O(1)."""
-        return self._staged_edges is not None
+        """Whether this is a :class:`StagedGraph` that has not built its tables yet. O(1)."""
+        return False
 
     def staged_edges(self) -> list[tuple[int, int, int, int]] | None:
-        """For a staged graph, its data edges as ``(src id, src port, dst id, dst port)`` in the order they were
-        added (every one goes from an older node to a newer one, so creation order is a topological order and
-        a staged graph has no control edges); None once the graph is not staged. The list is the graph's own:
-        read it, never change it. O(1)."""
-        return self._staged_edges
+        """The edge list of a :class:`StagedGraph` still staged; None for any other graph. O(1)."""
+        return None
 
     def nodes_in_creation_order(self) -> list[Node]:
         """The nodes in the order they were added (for a staged graph, a topological order). O(n)."""
@@ -162,8 +128,6 @@ class Graph:
         else:
             if node_id in self._nodes or node_id < 0:
                 raise GraphError(f"node id {node_id} is already used in graph {self.name!r}")
-            if self._staged_edges is not None:
-                self._unstage()  # staging relies on ids following creation order
             # keep the id counter above every explicit id so ids are never reused
             self._next_id = max(self._next_id, node_id + 1)
         ins = [_default_desc() for _ in range(inputs)] if isinstance(inputs, int) else [d.copy() for d in inputs]
@@ -211,16 +175,12 @@ class Graph:
         return node
 
     def clear(self) -> None:
-        """Forget every node, edge and subgraph: the graph becomes empty and staged (node ids keep growing).
-        Node objects that were in it are left as they are. O(1)."""
-        if self._staged_edges is None:
-            d = self.__dict__
-            for attr in _STAGED_TABLES:
-                del d[attr]
-        self._staged_edges = []
+        """Forget every node, edge and subgraph (the graph becomes empty; node ids keep growing). Node objects
+        that were in it are left as they are. O(1)."""
         self._nodes = {}
         self._by_name = {}
         self.subgraphs = {}
+        self._empty_tables()
 
     def _insert(self, node_id: int, name: str, op_type: str, attrs: dict[str, Any], inputs: list[TensorDesc],
                 outputs: list[TensorDesc], input_names: list[str], output_names: list[str]) -> Node:
@@ -243,8 +203,7 @@ class Graph:
         """Index a new, unconnected ``node`` (its anchors already set) at the end of the topological order."""
         self._nodes[node_id] = node
         self._by_name[name] = node_id
-        if self._staged_edges is None:
-            self._index(node, node_id, op_type)
+        self._index(node, node_id, op_type)
 
     def _index(self, node: Node, node_id: int, op_type: str) -> None:
         """The part of :meth:`_register` a staged graph leaves for later: type index, anchor tables, position,
@@ -568,12 +527,6 @@ class Graph:
             CycleError: the edge would close a cycle (the graph is left unchanged).
         """
         sid, did = src.id, dst.id
-        staged = self._staged_edges
-        if staged is not None:
-            if sid < did:  # ids follow creation order: a forward edge keeps the graph staged
-                staged.append((sid, src_port, did, dst_port))
-                return
-            self._unstage()
         if self._pos[sid] >= self._pos[did]:
             self._order_for_edge(src, dst)
         self._producers[did][dst_port] = (sid, src_port)
@@ -641,8 +594,8 @@ class Graph:
 
     @property
     def has_control_edges(self) -> bool:
-        """Whether the graph has any control edge. O(1) (a staged graph has none)."""
-        return self._staged_edges is None and self._n_ctrl > 0
+        """Whether the graph has any control edge. O(1)."""
+        return self._n_ctrl > 0
 
     def replace_all_uses(self, old: Node, old_port: int, new: Node, new_port: int) -> None:
         """Move every consumer of ``old:old_port`` onto ``new:new_port``. O(uses).
@@ -958,3 +911,86 @@ class Graph:
         from ._text import to_text
 
         return to_text(self)
+
+
+class StagedGraph(Graph):
+    """A :class:`Graph` for builders: while nodes are added and linked forward (every data edge from an older
+    node to a newer one), only the node table, the name index and a list of the edges are kept.
+
+    The first time anything reads another table (producers, uses, positions, the op-type index, the networkx
+    store, ...), or an edge goes backward, a node is removed or gets an explicit id, the tables are built in one
+    go, O(n + e), by indexing the nodes in creation order and replaying the edges in order; the graph then turns
+    into a plain :class:`Graph` equal to one built without staging (``successors()`` order included). Builders
+    make small graphs per rewrite that the rewriter often consumes straight from the staged form
+    (:meth:`nodes_in_creation_order`, :meth:`staged_edges`), so those never build the tables. Only this class
+    has a ``__getattr__``: attribute reads on plain graphs keep the interpreter's fast path.
+    """
+
+    def __init__(self, name: str = "graph") -> None:
+        self.name = name
+        self.attrs: dict[str, Any] = {}
+        # the data edges added so far, in order, as (src id, src port, dst id, dst port)
+        self._staged_edges: list[tuple[int, int, int, int]] = []
+        self._nodes: dict[int, Node] = {}
+        self._by_name: dict[str, int] = {}
+        self.subgraphs: dict[str, Graph] = {}
+        self._next_id = 0
+        self._name_counters: dict[str, int] = {}
+        self.parent_graph: Graph | None = None
+        self.parent_node_name: str = ""
+
+    def __getattr__(self, attr: str) -> Any:
+        # only reached for attributes that are not set: the tables, built on first read
+        if attr not in _STAGED_TABLES or "_staged_edges" not in self.__dict__:
+            raise AttributeError(f"{type(self).__name__!r} object has no attribute {attr!r}")
+        self._unstage()
+        return self.__dict__[attr]
+
+    def _unstage(self) -> None:
+        """Build the tables (nodes indexed in creation order, then the edges replayed) and become a Graph."""
+        edges = self.__dict__.pop("_staged_edges")
+        self.__class__ = Graph  # type: ignore[assignment]
+        self._empty_tables()
+        nodes = self._nodes
+        for nid, node in nodes.items():  # the table keeps creation order
+            self._index(node, nid, node._op_type)
+        for sid, sport, did, dport in edges:
+            self.add_edge_trusted(nodes[sid], sport, nodes[did], dport)
+
+    @property
+    def staged(self) -> bool:
+        return True
+
+    def staged_edges(self) -> list[tuple[int, int, int, int]] | None:
+        """The data edges as ``(src id, src port, dst id, dst port)`` in the order they were added; each goes from
+        an older node to a newer one, so creation order is a topological order (and there are no control edges).
+        The list is the graph's own: read it, never change it. O(1)."""
+        return self._staged_edges
+
+    @property
+    def has_control_edges(self) -> bool:
+        return False
+
+    def add_node(self, op_type: str, **kwargs: Any) -> Node:
+        if kwargs.get("node_id") is not None:
+            self._unstage()  # staging relies on ids following creation order
+        return Graph.add_node(self, op_type, **kwargs)
+
+    def _register(self, node: Node, node_id: int, name: str, op_type: str) -> None:
+        self._nodes[node_id] = node
+        self._by_name[name] = node_id
+
+    def add_edge_trusted(self, src: Node, src_port: int, dst: Node, dst_port: int) -> None:
+        sid, did = src.id, dst.id
+        if sid < did:  # ids follow creation order: a forward edge keeps the graph staged
+            self._staged_edges.append((sid, src_port, did, dst_port))
+            return
+        self._unstage()
+        Graph.add_edge_trusted(self, src, src_port, dst, dst_port)
+
+    def clear(self) -> None:
+        """Forget every node and edge; the graph stays staged. O(1)."""
+        self._staged_edges = []
+        self._nodes = {}
+        self._by_name = {}
+        self.subgraphs = {}

@@ -191,7 +191,7 @@ class GraphBuilder:
         if name is not None and not isinstance(name, str):
             raise TypeError(f"GraphBuilder name must be a str or None, got {name!r} ({type(name).__name__})")
         self._name = name or "graph"
-        self._graph = ir.Graph(self._name, staged=True)
+        self._graph = ir.StagedGraph(self._name)
         self._counter = 0
         self._inputs: dict[int, ir.Node] = {}
         self._outputs: dict[int, tuple[ir.Node, int]] = {}
@@ -297,8 +297,7 @@ class GraphBuilder:
         else:
             value = ir.TensorValue(dtype, np.array(values, dtype=ir.numpy_dtype(dtype)).reshape(shape))
             desc = ir.TensorDesc.of(dtype, shape, Format.FORMAT_ND)
-        node = _make_node_fed(self._graph, "Const", self._next_name("Const"), {"value": value}, [])
-        node.outputs[0] = desc
+        node = _make_node_fed(self._graph, "Const", self._next_name("Const"), {"value": value}, [], None, [desc])
         if _SCOPES.attrs or _SCOPES.deps:
             self._apply_scopes(node)
         return TensorHolder._create(self, node, 0)
