@@ -89,10 +89,11 @@ def rewrite(graph: Graph, boundary: Boundary, replacement: Graph, *, pass_name: 
     nodes are named ``<name>_<replaced names joined by "_">_<counter>``, carry ``pass_name`` as provenance and
     inherit the control edges of the removed nodes. Old region nodes left without data consumers are removed.
 
-    ``region``: the replaced region (node id -> node) when the caller has already derived it from this
-    boundary, checked that it is self-contained (the matcher does both for every match) and checked that
-    fusing it into one node closes no cycle (the runtime's fuse-cycle check after ``meet_requirements``), so
-    none of that is done again. The last check implies this rewrite's: any wiring of the replacement between
+    ``region``: the replaced region (node id -> node) when the caller has already derived it and the boundary
+    from the graph as it is now, checked that it is self-contained (the matcher does all of that for every
+    match) and checked that fusing it into one node closes no cycle (the runtime's fuse-cycle check after
+    ``meet_requirements``), so none of that is done again, and the boundary's anchors are not re-checked
+    (an input without anchors still fails). The last check implies this rewrite's: any wiring of the replacement between
     the same producers and consumers has at most the paths of that one fused node.
 
     ``adopt``: the caller discards ``replacement`` after the call (a replacement only the runtime has seen), so
@@ -134,33 +135,18 @@ def _plan(graph: Graph, boundary: Boundary, replacement: Graph, check_self_conta
         raise RewriteError(RewriteReason.EMPTY_BOUNDARY, "the boundary has no outputs; add a SubgraphOutput for "
                            "every tensor the replaced region produces")
     producers: list[tuple[Node, int]] = []
-    for i, bi in enumerate(boundary.inputs):
-        if not bi.anchors:
-            raise RewriteError(RewriteReason.BOUNDARY_INPUT_EMPTY,
-                               f"boundary input {i} has no consumer anchor; give it the (node, input port) pairs "
-                               "it feeds")
-        first: tuple[Node, int] | None = None
-        for node, port in bi.anchors:
-            _check_node(graph, node, "boundary input", i)
-            if not isinstance(port, int) or not 0 <= port < len(node.inputs):
-                raise RewriteError(RewriteReason.BOUNDARY_INPUT_UNRESOLVED,
-                                   f"boundary input {i}: {node.name!r} ({node.op_type}) has no input {port}; it "
-                                   f"has {len(node.inputs)}", node=node)
-            prod = graph.producer(node, port)
-            if prod is None:
-                raise RewriteError(RewriteReason.BOUNDARY_INPUT_UNRESOLVED,
-                                   f"boundary input {i}: input {port} of {node.name!r} has no producer; every "
-                                   "boundary input must be fed", node=node)
-            if first is None:
-                first = prod  # like GE, the first anchor's producer feeds the replacement's Data
-        assert first is not None
-        producers.append(first)
-    for k, (node, port) in enumerate(boundary.outputs):
-        _check_node(graph, node, "boundary output", k)
-        if not isinstance(port, int) or not 0 <= port < len(node.outputs):
-            raise RewriteError(RewriteReason.BOUNDARY_OUTPUT_UNRESOLVED,
-                               f"boundary output {k}: {node.name!r} ({node.op_type}) has no output {port}; it has "
-                               f"{len(node.outputs)}", node=node)
+    if known_region is not None:
+        # the matcher derived this boundary from the graph as it is (pattern hooks cannot change structure):
+        # every anchor is a live node and every port exists and is fed; an input may lack anchors (GE's rule)
+        node_of = graph.node
+        for bi in boundary.inputs:
+            if not bi.anchors:
+                _check_boundary(graph, boundary, [])  # raises BOUNDARY_INPUT_EMPTY
+            node, port = bi.anchors[0]  # like GE, the first anchor's producer feeds the replacement's Data
+            src = graph.input_sources(node)[port]
+            producers.append((node_of(src[0]), src[1]))  # type: ignore[index]
+    else:
+        _check_boundary(graph, boundary, producers)
     if known_region is not None:
         region = known_region
     else:
@@ -313,6 +299,41 @@ def _plan(graph: Graph, boundary: Boundary, replacement: Graph, check_self_conta
                            "and depends on one of its outputs; choose a boundary whose inputs do not depend on its "
                            "outputs", node=cycle)
     return plan
+
+
+def _check_boundary(graph: Graph, boundary: Boundary, producers: list[tuple[Node, int]]) -> None:
+    """Check every boundary anchor against ``graph`` and append each boundary input's producer to ``producers``.
+
+    Raises:
+        RewriteError: an input without anchors, a foreign node, a missing port or an unfed input.
+    """
+    for i, bi in enumerate(boundary.inputs):
+        if not bi.anchors:
+            raise RewriteError(RewriteReason.BOUNDARY_INPUT_EMPTY,
+                               f"boundary input {i} has no consumer anchor; give it the (node, input port) pairs "
+                               "it feeds")
+        first: tuple[Node, int] | None = None
+        for node, port in bi.anchors:
+            _check_node(graph, node, "boundary input", i)
+            if not isinstance(port, int) or not 0 <= port < len(node.inputs):
+                raise RewriteError(RewriteReason.BOUNDARY_INPUT_UNRESOLVED,
+                                   f"boundary input {i}: {node.name!r} ({node.op_type}) has no input {port}; it "
+                                   f"has {len(node.inputs)}", node=node)
+            prod = graph.producer(node, port)
+            if prod is None:
+                raise RewriteError(RewriteReason.BOUNDARY_INPUT_UNRESOLVED,
+                                   f"boundary input {i}: input {port} of {node.name!r} has no producer; every "
+                                   "boundary input must be fed", node=node)
+            if first is None:
+                first = prod  # like GE, the first anchor's producer feeds the replacement's Data
+        assert first is not None
+        producers.append(first)
+    for k, (node, port) in enumerate(boundary.outputs):
+        _check_node(graph, node, "boundary output", k)
+        if not isinstance(port, int) or not 0 <= port < len(node.outputs):
+            raise RewriteError(RewriteReason.BOUNDARY_OUTPUT_UNRESOLVED,
+                               f"boundary output {k}: {node.name!r} ({node.op_type}) has no output {port}; it has "
+                               f"{len(node.outputs)}", node=node)
 
 
 def _staged_sources(replacement: Graph, edges: list[tuple[int, int, int, int]]) -> Any:

@@ -81,10 +81,16 @@ _INFERRED_STAGES = frozenset(STAGE_ORDER[1:])
 
 
 # ============================================================================================ ledger glue
-def _ledger_module() -> Any:
-    from gebench.fusion import ledger
+_LEDGER_MODULE: list[Any] = []
 
-    return ledger
+
+def _ledger_module() -> Any:
+    """:mod:`gebench.fusion.ledger`, imported on first use (records are made per candidate)."""
+    if not _LEDGER_MODULE:
+        from gebench.fusion import ledger
+
+        _LEDGER_MODULE.append(ledger)
+    return _LEDGER_MODULE[0]
 
 
 def user_frame(exc: BaseException) -> str:
@@ -135,24 +141,13 @@ class _Recorder:
         node_list = list(nodes)
         ids = [n[0] if isinstance(n, tuple) else n.id for n in node_list]
         names = [n[1] if isinstance(n, tuple) else n.name for n in node_list]
-        record = ledger.CandidateRecord(
-            pass_name=self.desc.pass_name,
-            stage=self.stage,
-            graph_name=self.graph.name,
-            pattern_name=self.pattern_name if pattern_name is None else pattern_name,
-            status=ledger.CandidateStatus[status_name],
-            reason=reason,
-            target_node_ids=ids,
-            target_node_names=names,
-            captures=captures or [],
-            pattern_source=self.pattern_source if pattern_source is None else pattern_source,
-            hook_source=self.hook_source if hook_source is None else hook_source,
-            meet_requirements_result=meet_result,
-            exception=exception,
-            removed_node_ids=list(removed),
-            added_node_ids=list(added),
-            detail=dict(detail or {}),
-        )
+        record = ledger.CandidateRecord(  # positional: this runs per candidate (fields in declaration order)
+            self.desc.pass_name, self.stage, self.graph.name,
+            self.pattern_name if pattern_name is None else pattern_name, ledger.CandidateStatus[status_name],
+            reason, ids, names, captures or [],
+            self.pattern_source if pattern_source is None else pattern_source,
+            self.hook_source if hook_source is None else hook_source,
+            meet_result, exception, list(removed), list(added), dict(detail or {}))
         self.run.ledger.append(record)
         if self.run.verify_rewrites and status_name == "REPLACED":
             self.graph.verify()

@@ -275,11 +275,12 @@ class Graph:
                 n_ctrl += 1
         self._n_ctrl -= n_ctrl
         del self._nodes[nid]
-        del self._by_name[node.name]
-        bucket = self._by_type[node.op_type]
+        del self._by_name[node._name]
+        op_type = node._op_type
+        bucket = self._by_type[op_type]
         del bucket[nid]
         if not bucket:
-            del self._by_type[node.op_type]
+            del self._by_type[op_type]
         self._taken.discard(self._pos[nid])
         del self._producers[nid], self._uses[nid], self._pos[nid]
         node._graph = None

@@ -117,8 +117,12 @@ _SCALARS_MAX = 1024
 
 
 def _scalar_value(dtype: DataType, value: Any) -> ir.TensorValue:
-    # the exact bit pattern keys floats (0.0 and -0.0 differ, NaN payloads too); ints key by value
-    key = (dtype, type(value), struct.pack("<d", value) if isinstance(value, float) else value)
+    # floats key by their exact bit pattern where equality would merge distinct values (0.0 and -0.0, NaN
+    # payloads), else by value, as ints do
+    if isinstance(value, float) and (not value or value != value):
+        key: tuple[Any, ...] = (dtype, float, struct.pack("<d", value))
+    else:
+        key = (dtype, type(value), value)
     cached = _SCALARS.get(key)
     if cached is None:
         cached = ir.TensorValue(dtype, np.array(value, dtype=ir.numpy_dtype(dtype)))
