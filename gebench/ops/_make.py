@@ -107,17 +107,15 @@ def make_node(graph: Graph, op_type: str, *, name: str | None = None,
 
 
 def _make_node_fed(graph: Graph, op_type: str, name: str | None, attrs: dict[str, Any] | None,
-                   feeds: list[Any], dynamic_inputs: Mapping[str, int] | None = None,
-                   outputs: list[Any] | None = None) -> Node:
+                   feeds: list[Any], dynamic_inputs: Mapping[str, int] | None = None) -> Node:
     """:func:`make_node` (without dynamic outputs) for builders that feed the inputs right away: input ``i``
     starts with ``feeds[i]`` (a fresh TensorDesc, taken as it is) instead of a default desc that would be
     overwritten; ``None`` entries get the usual default/placeholder desc. ``attrs`` is a fresh dict the node
-    takes as it is; ``outputs``, when given, the fresh output descs (one per output anchor), else default descs.
-    Edges are the caller's job. O(anchors).
+    takes as it is. Edges are the caller's job. O(anchors).
 
     Raises:
-        UnknownOpError: unknown ``op_type``. ValueError: ``feeds`` or ``outputs`` does not have one entry per
-        anchor, or a dynamic count is bad. GraphError: ``name`` is taken.
+        UnknownOpError: unknown ``op_type``. ValueError: ``feeds`` does not have one entry per input anchor, or a
+        dynamic count is bad. GraphError: ``name`` is taken.
     """
     _, in_names, optional, out_names = _layout(op_type, dynamic_inputs, None)
     if len(feeds) != len(optional):
@@ -125,13 +123,10 @@ def _make_node_fed(graph: Graph, op_type: str, name: str | None, attrs: dict[str
     in_descs = []
     for opt, fed in zip(optional, feeds):
         in_descs.append(fed if fed is not None else _placeholder_desc() if opt else _default_desc())
-    if outputs is None:
-        outputs = []
-        for _ in out_names:
-            outputs.append(_default_desc())
-    elif len(outputs) != len(out_names):
-        raise ValueError(f"op {op_type!r} has {len(out_names)} output anchors, got {len(outputs)} descs")
-    return graph.add_node_trusted(op_type, name, attrs if attrs is not None else {}, in_descs, outputs,
+    out_descs = []
+    for _ in out_names:
+        out_descs.append(_default_desc())
+    return graph.add_node_trusted(op_type, name, attrs if attrs is not None else {}, in_descs, out_descs,
                                  list(in_names), list(out_names))
 
 

@@ -144,6 +144,18 @@ def _has_dynamic_inputs(schema: ops.OpSchema) -> bool:
     return cached[1]
 
 
+#: The output anchor names of a Const node (the catalogue's builtin ops cannot be redeclared, so they never
+#: change); filled on first use.
+_CONST_OUTPUTS: list[str] = []
+
+
+def _const_outputs() -> list[str]:
+    schema = ops.require_schema("Const")
+    assert not schema.inputs, "Const takes no inputs"
+    _CONST_OUTPUTS.extend(ops.anchor_names(schema)[1])
+    return _CONST_OUTPUTS
+
+
 _DT_FLOAT = DataType.DT_FLOAT
 _FORMAT_ND = Format.FORMAT_ND
 
@@ -301,7 +313,9 @@ class GraphBuilder:
         else:
             value = ir.TensorValue(dtype, np.array(values, dtype=ir.numpy_dtype(dtype)).reshape(shape))
             desc = ir.TensorDesc.of(dtype, shape, Format.FORMAT_ND)
-        node = _make_node_fed(self._graph, "Const", self._next_name("Const"), {"value": value}, [], None, [desc])
+        out_names = _CONST_OUTPUTS or _const_outputs()
+        node = self._graph.add_node_trusted("Const", self._next_name("Const"), {"value": value}, [], [desc], [],
+                                            list(out_names))
         if _SCOPES.attrs or _SCOPES.deps:
             self._apply_scopes(node)
         return TensorHolder._create(self, node, 0)
