@@ -156,6 +156,20 @@ def _const_outputs() -> list[str]:
     return _CONST_OUTPUTS
 
 
+#: NetOutput anchor names by input count (the dynamic input ``x`` has ``count`` instances); builtin ops cannot
+#: be redeclared, so they never change. Bounded.
+_NETOUTPUT_ANCHORS: dict[int, tuple[list[str], list[str]]] = {}
+
+
+def _netoutput_anchors(count: int) -> tuple[list[str], list[str]]:
+    names = _NETOUTPUT_ANCHORS.get(count)
+    if names is None:
+        names = ops.anchor_names(ops.require_schema("NetOutput"), {"x": count})
+        if len(_NETOUTPUT_ANCHORS) < 256:
+            _NETOUTPUT_ANCHORS[count] = names
+    return names
+
+
 _DT_FLOAT = DataType.DT_FLOAT
 _FORMAT_ND = Format.FORMAT_ND
 
@@ -643,8 +657,12 @@ class GraphBuilder:
         graph = self._graph
         sources = [final[k] for k in range(count)]
         # input k of the NetOutput starts as a copy of the desc of what feeds it
-        net = _make_node_fed(graph, "NetOutput", f"NetOutput_{self._name}", None,
-                             [src.outputs[port].copy() for src, port in sources], {"x": count})
+        in_descs = []
+        for src, port in sources:
+            in_descs.append(src.outputs[port].copy())
+        in_names, out_names = _netoutput_anchors(count)
+        net = graph.add_node_trusted("NetOutput", f"NetOutput_{self._name}", {}, in_descs, [], list(in_names),
+                                     list(out_names))
         link = graph.add_edge_trusted  # net is new with `count` unfed inputs; every source is a node of ours
         for k, (src, port) in enumerate(sources):
             link(src, port, net, k)
