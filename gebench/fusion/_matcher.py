@@ -455,6 +455,10 @@ def _keep_best(best: list[tuple[Any, ...] | None], fail: tuple[Any, ...] | None)
 
 def _detail(fail: tuple[Any, ...]) -> dict[str, Any]:
     kind, pn, t, expected, actual, output_index, bindings, bound = fail
+    # how far the candidate got: pattern node id (as text, as JSON keeps it) -> bound target node name
+    bound_names = {}
+    for pid, (node, _) in bindings.items():  # a plain loop: no comprehension call on Python 3.11
+        bound_names[str(pid)] = node.name
     return {
         "kind": kind.value,
         "pattern_node": pn.name,
@@ -467,8 +471,7 @@ def _detail(fail: tuple[Any, ...]) -> dict[str, Any]:
         "actual": actual,
         "output_index": output_index,
         "bound_count": bound,
-        # how far the candidate got: pattern node id (as text, as JSON keeps it) -> bound target node name
-        "bindings": {str(pid): node.name for pid, (node, _) in bindings.items()},
+        "bindings": bound_names,
     }
 
 

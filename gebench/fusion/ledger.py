@@ -271,14 +271,15 @@ class LedgerRecorder:
         self.hook_source = hook_source
 
     def structural_mismatch(self, anchor_node: Any, detail: dict[str, Any], bound_count: int) -> None:
-        target = detail.get("target_node")
-        reason = (f"pattern node {detail.get('pattern_node')!r}: {detail.get('kind')} expected "
-                  f"{detail.get('expected')!r}, found {detail.get('actual')!r}"
-                  + (f" at {target!r}" if target is not None else ""))
+        get = detail.get
+        target = get("target_node")
+        reason = (f"pattern node {get('pattern_node')!r}: {get('kind')} expected {get('expected')!r}, found "
+                  f"{get('actual')!r}" + (f" at {target!r}" if target is not None else ""))
+        # positional (fields in declaration order): this runs for every rejected candidate
         self.ledger.append(CandidateRecord(
             self.pass_name, self.stage, self.graph_name, self.pattern_name, CandidateStatus.STRUCTURAL_MISMATCH,
-            reason, (anchor_node.id,), (anchor_node.name,), pattern_source=self.pattern_source,
-            hook_source=self.hook_source, detail=detail))
+            reason, (anchor_node.id,), (anchor_node.name,), (), self.pattern_source, self.hook_source, None, "", (),
+            (), detail))
         if self.ledger.wants_near_miss(self.pattern_name, bound_count):
             self.ledger.note_near_miss(NearMiss(
                 self.pass_name, self.pattern_name, anchor_node.id, anchor_node.name, bound_count,
