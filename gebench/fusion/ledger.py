@@ -15,6 +15,7 @@ from typing import Any
 __all__ = [
     "CandidateStatus",
     "CandidateRecord",
+    "STATUS_BY_NAME",
     "NearMiss",
     "Ledger",
     "LedgerRecorder",
@@ -36,6 +37,10 @@ class CandidateStatus(str, enum.Enum):
     LOST_TO_OVERLAP = "LOST_TO_OVERLAP"
     REPLACEMENT_FAILED = "REPLACEMENT_FAILED"
     LINT = "LINT"
+
+
+#: Status by name (a dict lookup; ``CandidateStatus[name]`` goes through the enum machinery).
+STATUS_BY_NAME: dict[str, CandidateStatus] = dict(CandidateStatus.__members__)
 
 
 @dataclasses.dataclass(slots=True)

@@ -143,7 +143,7 @@ class _Recorder:
         names = [n[1] if isinstance(n, tuple) else n.name for n in node_list]
         record = ledger.CandidateRecord(  # positional: this runs per candidate (fields in declaration order)
             self.desc.pass_name, self.stage, self.graph.name,
-            self.pattern_name if pattern_name is None else pattern_name, ledger.CandidateStatus[status_name],
+            self.pattern_name if pattern_name is None else pattern_name, ledger.STATUS_BY_NAME[status_name],
             reason, ids, names, captures or [],
             self.pattern_source if pattern_source is None else pattern_source,
             self.hook_source if hook_source is None else hook_source,
@@ -874,8 +874,11 @@ def _handle_match(state: _RunState, rec: _Recorder, instance: Any, match: Any, g
     captures = _capture_list(match) if rec.enabled else []  # only records carry them
     mr = MatchResult._create(match, graph)
     try:
-        with _hook_call(session):
+        token = _session._current.set(session)  # what _hook_call does, inlined: this runs per match
+        try:
             verdict = instance.meet_requirements(mr, context)
+        finally:
+            _session._current.reset(token)
         ok = bool(verdict)
     except Exception as exc:  # noqa: BLE001 - GE: exception in meet_requirements = False (warning)
         text = exception_text(exc)
@@ -953,8 +956,11 @@ def _call_replacement(rec: _Recorder, instance: Any, value: Any, context: Any, s
     Graph = _facade_graph()  # noqa: N806 - a class
 
     try:
-        with _hook_call(session):
+        token = _session._current.set(session)  # what _hook_call does, inlined: this runs per match
+        try:
             result = instance.replacement(value, context)
+        finally:
+            _session._current.reset(token)
     except Exception as exc:  # noqa: BLE001 - GE: an exception in replacement fails the pass
         text = exception_text(exc)
         reason = f"pass {rec.desc.pass_name}: replacement raised {text}"
