@@ -127,6 +127,7 @@ class _Plan:
     names: list[str]
     body_ctrl: list[tuple[int, int]]  # control edges between body nodes, as body indices
     origin_names: list[str]
+    removed_ids: set[int]
 
 
 def _plan(graph: Graph, boundary: Boundary, replacement: Graph, check_self_contained: bool,
@@ -169,7 +170,7 @@ def _plan(graph: Graph, boundary: Boundary, replacement: Graph, check_self_conta
         sources = replacement.input_sources
     else:  # a builder's graph nobody has read yet: creation order is topological, edges are listed
         rnodes = replacement.nodes_in_creation_order()
-        sources = _staged_sources(replacement, staged)
+        sources = _staged_sources(rnodes, staged)
     data_nodes: list[Node] = []
     netouts: list[Node] = []
     body: list[Node] = []
@@ -220,7 +221,9 @@ def _plan(graph: Graph, boundary: Boundary, replacement: Graph, check_self_conta
     for n in body:
         ref[n.id] = j
         j += 1
-    out_sources = [(ref[src[0]], src[1]) for src in out_refs]  # type: ignore[index]  # None was refused above
+    out_sources = []
+    for src in out_refs:  # plain loops here and below: no comprehension call on Python 3.11
+        out_sources.append((ref[src[0]], src[1]))  # type: ignore[index]  # None was refused above
     in_edges: list[tuple[int, int, int]] = []
     body_edges: list[tuple[int, int, int, int]] = []
     j = 0
@@ -249,7 +252,10 @@ def _plan(graph: Graph, boundary: Boundary, replacement: Graph, check_self_conta
         if (node.id, port) in moved_ports:
             continue  # the same tensor named twice: its consumers follow the first output naming it
         moved_ports.add((node.id, port))
-        consumers = [(c, cp) for c, cp in graph.uses(node, port) if c.id not in region]
+        consumers = []
+        for c, cp in graph.uses(node, port):
+            if c.id not in region:
+                consumers.append((c, cp))
         moves.append((k, node, port, consumers))
     position = graph.position
     in_order = sorted(region.values(), key=position)  # positions are distinct: reversing gives the reverse order
@@ -291,7 +297,7 @@ def _plan(graph: Graph, boundary: Boundary, replacement: Graph, check_self_conta
         names.append(name)
 
     plan = _Plan(producers, region, removed, body, in_edges, body_edges, out_sources, moves,
-                 list(ctrl_preds.values()), list(ctrl_succs.values()), names, body_ctrl, origin_names)
+                 list(ctrl_preds.values()), list(ctrl_succs.values()), names, body_ctrl, origin_names, removed_ids)
     cycle = _cycle_witness(graph, plan, removed_ids) if known_region is None else None
     if cycle is not None:
         raise RewriteError(RewriteReason.WOULD_CREATE_CYCLE,
@@ -336,21 +342,15 @@ def _check_boundary(graph: Graph, boundary: Boundary, producers: list[tuple[Node
                                f"{len(node.outputs)}", node=node)
 
 
-def _staged_sources(replacement: Graph, edges: list[tuple[int, int, int, int]]) -> Any:
-    """``input_sources`` for a staged ``replacement`` with data ``edges``, without building its tables."""
+def _staged_sources(nodes: list[Node], edges: list[tuple[int, int, int, int]]) -> Any:
+    """``input_sources`` for the ``nodes`` of a staged replacement with data ``edges``, without building its
+    tables."""
     table: dict[int, list[tuple[int, int] | None]] = {}
-    node = replacement.node
+    for n in nodes:
+        table[n.id] = [None] * len(n.inputs)
     for sid, sport, did, dport in edges:
-        srcs = table.get(did)
-        if srcs is None:
-            srcs = table[did] = [None] * len(node(did).inputs)
-        srcs[dport] = (sid, sport)
-
-    def sources(n: Node) -> list[tuple[int, int] | None]:
-        srcs = table.get(n.id)
-        return [None] * len(n.inputs) if srcs is None else srcs
-
-    return sources
+        table[did][dport] = (sid, sport)
+    return lambda n: table[n.id]
 
 
 def _check_node(graph: Graph, node: Any, what: str, index: int) -> None:
@@ -459,6 +459,7 @@ def _apply(graph: Graph, replacement: Graph, plan: _Plan, pass_name: str, adopt:
     origin_names = plan.origin_names
     link = graph.add_edge_trusted
     created: list[Node] = []
+    added: list[int] = []
     renamed: dict[str, str] = {}
     try:
         for rn, name in zip(plan.body, plan.names, strict=True):
@@ -474,11 +475,17 @@ def _apply(graph: Graph, replacement: Graph, plan: _Plan, pass_name: str, adopt:
                                              list(rn.output_names))
             node.provenance = pass_name
             created.append(node)
+            added.append(node.id)
         if adopt:
             replacement.clear()  # its nodes now belong to ``graph``
         if created:
-            after = [p for p, _ in plan.producers] + plan.ctrl_preds
-            before = [c for _k, _n, _p, cs in plan.moves for c, _ in cs] + plan.ctrl_succs
+            after = [p for p, _ in plan.producers]
+            after.extend(plan.ctrl_preds)
+            before = []
+            for _k, _n, _p, cs in plan.moves:
+                for c, _ in cs:
+                    before.append(c)
+            before.extend(plan.ctrl_succs)
             graph.place_between(created, after, before)
         # _plan checked the replacement's ports and edges, and the new nodes' inputs are unfed
         producers = plan.producers
@@ -494,7 +501,7 @@ def _apply(graph: Graph, replacement: Graph, plan: _Plan, pass_name: str, adopt:
             graph.remove_node(node)
         raise RewriteError(RewriteReason.INTERNAL, f"copying replacement {replacement.name!r} failed: {exc}") from exc
 
-    removed_set = {n.id for n in plan.removed}
+    removed_set = plan.removed_ids
     for _k, node, port, consumers in plan.moves:
         if node.id in removed_set:
             continue  # removing the node below drops these edges too
@@ -521,5 +528,7 @@ def _apply(graph: Graph, replacement: Graph, plan: _Plan, pass_name: str, adopt:
             for q in plan.ctrl_succs:
                 if p.id != q.id:
                     graph.add_control_edge(p, q)
-    _log.debug("pass %s rewrote %d nodes into %d in graph %s", pass_name, len(removed_ids), len(created), graph.name)
-    return RewriteResult(removed=removed_ids, added=[n.id for n in created], renamed=renamed)
+    if _log.isEnabledFor(logging.DEBUG):
+        _log.debug("pass %s rewrote %d nodes into %d in graph %s", pass_name, len(removed_ids), len(created),
+                   graph.name)
+    return RewriteResult(removed_ids, added, renamed)
