@@ -639,8 +639,9 @@ class GraphBuilder:
                 raise TypeError(f"build_and_reset: outputs must be a list of TensorHolder, "
                                 f"got {type(outputs).__name__}")
             for i, th in enumerate(outputs):
-                _require_th(th, f"build_and_reset: outputs[{i}]")
-                self._own(th, f"build_and_reset: outputs[{i}]")
+                if type(th) is not TensorHolder or th._builder is not self:  # the checks below raise
+                    _require_th(th, f"build_and_reset: outputs[{i}]")
+                    self._own(th, f"build_and_reset: outputs[{i}]")
                 if i in self._outputs:
                     raise RuntimeError(f"build_and_reset: output index {i} is already set by set_graph_output")
         final = dict(self._outputs)
