@@ -270,6 +270,22 @@ def test_adopting_the_replacement_gives_the_graph_copying_gives(monkeypatch):
     assert texts[0] == texts[1]
 
 
+@pytest.mark.parametrize("adopt", [False, True])
+def test_a_new_name_a_graph_node_already_has_is_skipped(monkeypatch, adopt):
+    from gebench.fusion import _rewriter
+
+    monkeypatch.setattr(_rewriter, "_RENAME_COUNTER", iter(range(100)))
+    g = matmul_add_target()
+    # a node (say, from an imported dump) already carries the names the next two counter values give
+    for k in (0, 1):
+        g.add_node("Relu", name=f"GEMM_0_mm_add_{k}", inputs=1, outputs=1)
+    result = rewrite(g, _matched_boundary(g), gemm_replacement(), pass_name="p", adopt=adopt)
+    g.verify()
+    (gemm,) = g.nodes_of_type("GEMM")
+    assert gemm.name == "GEMM_0_mm_add_2" and result.renamed == {"GEMM_0": "GEMM_0_mm_add_2"}
+    assert g.node_by_name("GEMM_0_mm_add_0").op_type == "Relu"
+
+
 def test_a_failed_rewrite_with_adopt_leaves_both_graphs_as_they_were():
     g = matmul_add_target()
     rep = build("rep", [("a", "Data", [], 1, data(0)), ("r", "Relu", ["a"], 1), ("o", "NetOutput", ["r"], 0)])

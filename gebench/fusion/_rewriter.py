@@ -287,14 +287,8 @@ def _plan(graph: Graph, boundary: Boundary, replacement: Graph, check_self_conta
     origin_names = [n.name for n in in_order]
     joined = "_".join(origin_names)
     names: list[str] = []
-    taken: set[str] = set()
-    for rn in body:
-        while True:
-            name = f"{rn.name}_{joined}_{next(_RENAME_COUNTER)}" if joined else f"{rn.name}_{next(_RENAME_COUNTER)}"
-            if name not in taken and graph.find(name) is None:
-                break
-        taken.add(name)
-        names.append(name)
+    for rn in body:  # the counter makes them distinct; _apply skips any a graph node already has
+        names.append(_new_name(rn.name, joined))
 
     plan = _Plan(producers, region, removed, body, in_edges, body_edges, out_sources, moves,
                  list(ctrl_preds.values()), list(ctrl_succs.values()), names, body_ctrl, origin_names, removed_ids)
@@ -305,6 +299,11 @@ def _plan(graph: Graph, boundary: Boundary, replacement: Graph, check_self_conta
                            "and depends on one of its outputs; choose a boundary whose inputs do not depend on its "
                            "outputs", node=cycle)
     return plan
+
+
+def _new_name(name: str, joined: str) -> str:
+    """``<name>_<replaced names>_<counter>`` (GE's renaming of replacement nodes)."""
+    return f"{name}_{joined}_{next(_RENAME_COUNTER)}" if joined else f"{name}_{next(_RENAME_COUNTER)}"
 
 
 def _check_boundary(graph: Graph, boundary: Boundary, producers: list[tuple[Node, int]]) -> None:
@@ -463,16 +462,24 @@ def _apply(graph: Graph, replacement: Graph, plan: _Plan, pass_name: str, adopt:
     renamed: dict[str, str] = {}
     try:
         for rn, name in zip(plan.body, plan.names, strict=True):
-            renamed[rn.name] = name
+            old_name = rn.name
             if adopt:
                 rn.attrs[ORIGIN_NAMES_ATTR] = list(origin_names)
-                node = graph.adopt_node(rn, name)
+                while True:
+                    try:
+                        node = graph.adopt_node(rn, name)  # checks the name before it changes anything
+                        break
+                    except GraphError:  # a node of the graph already has that name: take the next one
+                        name = _new_name(old_name, "_".join(origin_names))
             else:
+                while graph.find(name) is not None:
+                    name = _new_name(old_name, "_".join(origin_names))
                 attrs = copy_attrs(rn.attrs) if rn.attrs else {}
                 attrs[ORIGIN_NAMES_ATTR] = list(origin_names)
                 node = graph.add_node_trusted(rn.op_type, name, attrs, list(map(TensorDesc.copy, rn.inputs)),
                                              list(map(TensorDesc.copy, rn.outputs)), list(rn.input_names),
                                              list(rn.output_names))
+            renamed[old_name] = name
             node.provenance = pass_name
             created.append(node)
             added.append(node.id)
