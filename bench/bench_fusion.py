@@ -1,6 +1,6 @@
 """Fusion speed: a MatMul+Add -> GEMM pass through gebench vs onnxscript's rewriter, same model, same run.
 
-Usage: ``.venv/bin/python bench/bench_fusion.py [--sizes 10000,30000] [--repeat 3] [--profile N]``
+Usage: ``.venv/bin/python bench/bench_fusion.py [--sizes 10000,30000] [--repeat 5] [--profile N]``
 
 For each size, :mod:`_synthetic` builds a transformer ONNX model with exactly that many ONNX nodes (6
 MatMul+Add sites per layer). gebench imports it with ``gebench.io.load_onnx`` (MatMul becomes
@@ -17,9 +17,11 @@ runtime's snapshots off (``execute(..., snapshots=False)``, as ``gebench.compile
 the issue times matching, ``meet_requirements`` and rewrites; a fourth mode keeps ``compile()``'s default
 snapshots and is reported beside it: as ``compile("model.onnx")`` does, the untouched loaded graph is the
 ``PreRunBegin`` snapshot (the run works on its copy, made outside the timed region like every run's copy) and
-the stage dump is one whole-graph copy. Best of ``--repeat``
-runs, wall clock and process CPU time (each the minimum on its own; ratios and targets use CPU time,
-which is steadier on a shared machine); ``gc.collect()`` before each run, the collector stays on.
+the stage dump is one whole-graph copy. Best of ``--repeat`` rounds, each round running every mode and
+onnxscript once (interleaved, so drift in machine speed hits both sides alike); wall clock and process CPU
+time, each the minimum on its own (ratios and targets use CPU time, which is steadier on a shared machine).
+``gc.collect()`` before each run; the bench leaves the collector on (gebench's runtime pauses it during a run,
+as it does for every caller; onnxscript runs with it on, as its users do).
 
 gebench runs in four modes:
 * ``ledger``: the default (``record_all=True``): every candidate, structural mismatches and boundary
@@ -142,13 +144,21 @@ def onnxscript_once(model_proto: Any) -> tuple[Timing, int]:
 
 
 # ------------------------------------------------------------------------------------------------ driver
-def best_of(repeat: int, fn: Callable[[], tuple[Timing, int]]) -> tuple[Timing, int]:
-    """Best wall and best CPU time of ``repeat`` runs (each minimum on its own), and the rewrite count."""
-    results = [fn() for _ in range(repeat)]
-    counts = {c for _, c in results}
-    if len(counts) != 1:
-        raise RuntimeError(f"rewrite counts differ between repeats: {sorted(counts)}")
-    return (min(s[0] for s, _ in results), min(s[1] for s, _ in results)), counts.pop()
+def best_of_rounds(repeat: int, runners: dict[str, Callable[[], tuple[Timing, int]]]) -> dict[str, tuple[Timing, int]]:
+    """Run every runner once per round, ``repeat`` rounds, and keep each one's best wall and best CPU time (each
+    minimum on its own) and its rewrite count. Rounds interleave the runners, so a machine that slows down or
+    speeds up during the benchmark affects all of them alike."""
+    results: dict[str, list[tuple[Timing, int]]] = {key: [] for key in runners}
+    for _ in range(repeat):
+        for key, fn in runners.items():
+            results[key].append(fn())
+    best: dict[str, tuple[Timing, int]] = {}
+    for key, runs in results.items():
+        counts = {c for _, c in runs}
+        if len(counts) != 1:
+            raise RuntimeError(f"{key}: rewrite counts differ between repeats: {sorted(counts)}")
+        best[key] = (min(s[0] for s, _ in runs), min(s[1] for s, _ in runs)), counts.pop()
+    return best
 
 
 def measure(size: int, repeat: int, out: Callable[[str], None], profile: int = 0) -> bool:
@@ -163,17 +173,19 @@ def measure(size: int, repeat: int, out: Callable[[str], None], profile: int = 0
     base.copy()
     copy_s = time.perf_counter() - t0
 
-    times: dict[str, Timing] = {}
-    rewrites: dict[str, int] = {}
     records: dict[str, int] = {}
+    runners: dict[str, Callable[[], tuple[Timing, int]]] = {}
     for mode, *_ in MODES:
         def one(mode: str = mode) -> tuple[Timing, int]:
             seconds, run, gemms = gebench_once(base.copy(), descriptors, mode, pristine=base)
             records[mode] = len(run.ledger)
             return seconds, gemms
 
-        times[mode], rewrites[mode] = best_of(repeat, one)
-    times["onnxscript"], rewrites["onnxscript"] = best_of(repeat, lambda: onnxscript_once(synth.model))
+        runners[mode] = one
+    runners["onnxscript"] = lambda: onnxscript_once(synth.model)
+    best = best_of_rounds(repeat, runners)
+    times = {key: t for key, (t, _) in best.items()}
+    rewrites = {key: c for key, (_, c) in best.items()}
 
     ok = len(set(rewrites.values())) == 1 and rewrites["onnxscript"] == synth.matmul_add_sites
     out(f"  rewrites: gebench {rewrites['ledger']} (record_all=False {rewrites['record_all=False']}, "
@@ -224,7 +236,8 @@ def measure(size: int, repeat: int, out: Callable[[str], None], profile: int = 0
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--sizes", default="10000,30000", help="comma-separated ONNX node counts")
-    parser.add_argument("--repeat", type=int, default=3, help="runs per measurement; the best is reported")
+    parser.add_argument("--repeat", type=int, default=5, help="rounds (each runs every mode and onnxscript once); "
+                        "the best of each is reported")
     parser.add_argument("--profile", type=int, default=0, metavar="N",
                         help="also cProfile one gebench run and print the top N functions")
     args = parser.parse_args(argv)
