@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 from collections.abc import Iterable
 
 from gebench.ir import Graph, Node
@@ -17,11 +18,17 @@ def would_create_cycle(graph: Graph, nodes: Iterable[Node]) -> bool:
     node of the set, so its cost is bounded by the region between the set's first successor and its last
     node, not by the graph.
     """
-    members = {n.id: n for n in nodes}
+    members: dict[int, Node] = {}
+    for n in nodes:  # plain loops: this runs per match, and a comprehension is a call on Python 3.11
+        members[n.id] = n
     if len(members) < 2:
         return False
     position = graph.position
-    limit = max(position(n) for n in members.values())
+    limit = -math.inf
+    for n in members.values():
+        p = position(n)
+        if p > limit:
+            limit = p
     starts: dict[int, Node] = {}
     for node in members.values():
         for succ in graph.successors(node):

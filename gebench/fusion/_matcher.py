@@ -215,8 +215,13 @@ class Matcher:
             found = (state,) if len(self.pattern.outputs) == 1 else self._extend(state, 1, best)
             for done in found:
                 boundary = self._boundary(done)
-                region = {tid: done.bindings[pid][0] for tid, pid in done.owner.items()}
-                out_ids = {n.id for n, _ in boundary.outputs}
+                bindings = done.bindings
+                region = {}
+                for tid, pid in done.owner.items():  # plain loops: no comprehension call on Python 3.11
+                    region[tid] = bindings[pid][0]
+                out_ids = set()
+                for n, _ in boundary.outputs:
+                    out_ids.add(n.id)
                 escape = escaping_use(self.target, region, out_ids)
                 if escape is None:
                     return Match(self.pattern, self.target, done.bindings, boundary, region)

@@ -405,13 +405,12 @@ class GraphBuilder:
         """
         if self._built or index in self._inputs:
             return self.create_input(index)  # the checked path raises GE's error
-        node_name = f"input_{index}"
-        graph = self._graph
-        if graph.find(node_name) is not None:
+        try:
+            node = self._graph.add_node_trusted("Data", f"input_{index}", {"index": index},
+                                                [trusted_desc(_DT_FLOAT, (), _FORMAT_ND, _FORMAT_ND, ())],
+                                                [trusted_desc(_DT_FLOAT, (), _FORMAT_ND, _FORMAT_ND, ())], ["x"], ["y"])
+        except ir.GraphError:  # the name is taken: the checked path raises GE's error
             return self.create_input(index)
-        node = graph.add_node_trusted("Data", node_name, {"index": index},
-                                     [trusted_desc(_DT_FLOAT, (), _FORMAT_ND, _FORMAT_ND, ())],
-                                     [trusted_desc(_DT_FLOAT, (), _FORMAT_ND, _FORMAT_ND, ())], ["x"], ["y"])
         self._inputs[index] = node
         if _SCOPES.attrs or _SCOPES.deps:
             self._apply_scopes(node)

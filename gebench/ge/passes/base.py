@@ -173,7 +173,7 @@ def _adapt_expression_replacement(cls_name: str, fn: Any, pos: list[inspect.Para
         session = _session.current()
         if session is not None and hasattr(session, "note_expression_inputs"):
             # a graph built here was never handed to pass code: the runtime may move its nodes into the target
-            session.note_expression_inputs(len(inputs.created()), None if graph is result else graph)
+            session.note_expression_inputs(inputs.count(), None if graph is result else graph)
         return graph
 
     return _mark(expression_replacement, fn, f"expression{n}")

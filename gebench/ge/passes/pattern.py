@@ -83,6 +83,10 @@ class PatternInputs:
         raise TypeError("PatternInputs is not iterable (the input count is unknown); use inputs[i] or "
                         "inputs[a:b]")
 
+    def count(self) -> int:
+        """How many inputs were created so far."""
+        return len(self._created)
+
     def created(self) -> list[Any]:
         """The inputs created so far, by index."""
         return list(self._created)
