@@ -138,9 +138,15 @@ class _Recorder:
                 self.graph.verify()
             return None
         ledger = _ledger_module()
-        node_list = list(nodes)
-        ids = [n[0] if isinstance(n, tuple) else n.id for n in node_list]
-        names = [n[1] if isinstance(n, tuple) else n.name for n in node_list]
+        ids = []
+        names = []
+        for n in nodes:  # a plain loop: this runs per candidate
+            if type(n) is tuple:
+                ids.append(n[0])
+                names.append(n[1])
+            else:
+                ids.append(n.id)
+                names.append(n.name)
         record = ledger.CandidateRecord(  # positional: this runs per candidate (fields in declaration order)
             self.desc.pass_name, self.stage, self.graph.name,
             self.pattern_name if pattern_name is None else pattern_name, ledger.STATUS_BY_NAME[status_name],
