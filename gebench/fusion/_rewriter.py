@@ -92,9 +92,9 @@ def rewrite(graph: Graph, boundary: Boundary, replacement: Graph, *, pass_name: 
     ``region``: the replaced region (node id -> node) when the caller has already derived it and the boundary
     from the graph as it is now, checked that it is self-contained (the matcher does all of that for every
     match) and checked that fusing it into one node closes no cycle (the runtime's fuse-cycle check after
-    ``meet_requirements``), so none of that is done again, and the boundary's anchors are not re-checked
-    (an input without anchors still fails). The last check implies this rewrite's: any wiring of the replacement between
-    the same producers and consumers has at most the paths of that one fused node.
+    ``meet_requirements``): none of that is done again and the boundary's anchors are not re-checked (an input
+    without anchors still fails). The fuse-cycle check implies this rewrite's: any wiring of the replacement
+    between the same producers and consumers has at most the paths of that one fused node.
 
     ``adopt``: the caller discards ``replacement`` after the call (a replacement only the runtime has seen), so
     its nodes are moved into ``graph`` instead of copied; ``replacement`` is left empty once the rewrite is
@@ -146,11 +146,9 @@ def _plan(graph: Graph, boundary: Boundary, replacement: Graph, check_self_conta
             node, port = bi.anchors[0]  # like GE, the first anchor's producer feeds the replacement's Data
             src = graph.input_sources(node)[port]
             producers.append((node_of(src[0]), src[1]))  # type: ignore[index]
-    else:
-        _check_boundary(graph, boundary, producers)
-    if known_region is not None:
         region = known_region
     else:
+        _check_boundary(graph, boundary, producers)
         stop_ids = {p.id for p, _ in producers}
         region = {n.id: n for n in boundary_subgraph(graph, [n for n, _ in boundary.outputs], stop_ids)}
     if check_self_contained and known_region is None:

@@ -149,6 +149,13 @@ def get_schema(op_type: str) -> OpSchema | None:
     return merged.get(op_type)
 
 
+def is_builtin_schema(schema: OpSchema) -> bool:
+    """Whether ``schema`` is the catalogue's own schema of its op. The catalogue is read once and custom ops
+    cannot take a catalogue op's name, so such a schema stays the op's schema for the whole process."""
+    builtin = _REG.builtin
+    return builtin is not None and builtin.get(schema.op_type) is schema
+
+
 def require_schema(op_type: str) -> OpSchema:
     """Like :func:`get_schema` but raises :class:`UnknownOpError` (naming the op and the fix) when absent."""
     schema = get_schema(op_type)

@@ -8,7 +8,7 @@ from typing import Any
 from gebench.ir import Graph, Node
 from gebench.ir._tensor import _default_desc, _placeholder_desc
 
-from ._catalogue import require_schema
+from ._catalogue import is_builtin_schema, require_schema
 from ._schema import OpSchema
 
 __all__ = ["make_node", "with_defaults", "missing_required_attrs", "anchor_names"]
@@ -46,35 +46,41 @@ def _expand(schema: OpSchema, defs: tuple[Any, ...], counts: Mapping[str, int], 
 
 
 #: (op type, dynamic input counts, dynamic output counts) -> (schema, input names, optional-input flags,
-#: output names). An entry is used only while the catalogue still returns the same schema object.
+#: output names). An entry is used only while the catalogue still returns the same schema object, which for a
+#: catalogue op is always (those go to ``_FIXED_LAYOUTS`` and are used without asking the catalogue again).
 _LAYOUTS: dict[Any, tuple[OpSchema, tuple[str, ...], tuple[bool, ...], tuple[str, ...]]] = {}
+_FIXED_LAYOUTS: dict[Any, tuple[OpSchema, tuple[str, ...], tuple[bool, ...], tuple[str, ...]]] = {}
 _LAYOUTS_MAX = 4096
 
 
 def _layout(op_type: str, dynamic_inputs: Mapping[str, int] | None,
             dynamic_outputs: Mapping[str, int] | None) -> tuple[OpSchema, tuple[str, ...], tuple[bool, ...],
                                                                 tuple[str, ...]]:
-    schema = require_schema(op_type)
     key: Any
     if not dynamic_inputs and not dynamic_outputs:
         key = op_type
-        cached = _LAYOUTS.get(key)
+        fixed = _FIXED_LAYOUTS.get(key)
     else:
         try:
             key = (op_type, tuple(dynamic_inputs.items()) if dynamic_inputs else (),
                    tuple(dynamic_outputs.items()) if dynamic_outputs else ())
-            cached = _LAYOUTS.get(key)
+            fixed = _FIXED_LAYOUTS.get(key)
         except TypeError:  # an unhashable count: the checks below report it
-            key, cached = (), None
+            key, fixed = (), None
+    if fixed is not None:
+        return fixed
+    schema = require_schema(op_type)
+    cached = _LAYOUTS.get(key) if key else None
     if cached is not None and cached[0] is schema:
         return cached
     in_names, out_names = anchor_names(schema, dynamic_inputs, dynamic_outputs)
     kinds = {d.name: d.kind for d in schema.inputs}
     entry = (schema, tuple(in_names), tuple(kinds.get(n) == "optional" for n in in_names), tuple(out_names))
     if key:
-        if len(_LAYOUTS) >= _LAYOUTS_MAX:
-            _LAYOUTS.clear()
-        _LAYOUTS[key] = entry
+        table = _FIXED_LAYOUTS if is_builtin_schema(schema) else _LAYOUTS
+        if len(table) >= _LAYOUTS_MAX:
+            table.clear()
+        table[key] = entry
     return entry
 
 

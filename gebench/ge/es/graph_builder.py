@@ -18,7 +18,7 @@ from gebench.ge.graph._attr import _AttrValue, to_float32
 from gebench.ge.graph.tensor_desc import check_dims
 from gebench.ge.graph.types import DataType, Format
 from gebench.ir import trusted_desc
-from gebench.ops._make import _make_node_fed
+from gebench.ops._make import _layout, _make_node_fed
 
 from .tensor_holder import TensorHolder
 
@@ -142,32 +142,6 @@ def _has_dynamic_inputs(schema: ops.OpSchema) -> bool:
         cached = (schema, any(d.kind == "dynamic" for d in schema.inputs))
         _DYNAMIC_INPUTS[schema.op_type] = cached
     return cached[1]
-
-
-#: The output anchor names of a Const node (the catalogue's builtin ops cannot be redeclared, so they never
-#: change); filled on first use.
-_CONST_OUTPUTS: list[str] = []
-
-
-def _const_outputs() -> list[str]:
-    schema = ops.require_schema("Const")
-    assert not schema.inputs, "Const takes no inputs"
-    _CONST_OUTPUTS.extend(ops.anchor_names(schema)[1])
-    return _CONST_OUTPUTS
-
-
-#: NetOutput anchor names by input count (the dynamic input ``x`` has ``count`` instances); builtin ops cannot
-#: be redeclared, so they never change. Bounded.
-_NETOUTPUT_ANCHORS: dict[int, tuple[list[str], list[str]]] = {}
-
-
-def _netoutput_anchors(count: int) -> tuple[list[str], list[str]]:
-    names = _NETOUTPUT_ANCHORS.get(count)
-    if names is None:
-        names = ops.anchor_names(ops.require_schema("NetOutput"), {"x": count})
-        if len(_NETOUTPUT_ANCHORS) < 256:
-            _NETOUTPUT_ANCHORS[count] = names
-    return names
 
 
 _DT_FLOAT = DataType.DT_FLOAT
@@ -327,7 +301,7 @@ class GraphBuilder:
         else:
             value = ir.TensorValue(dtype, np.array(values, dtype=ir.numpy_dtype(dtype)).reshape(shape))
             desc = ir.TensorDesc.of(dtype, shape, Format.FORMAT_ND)
-        out_names = _CONST_OUTPUTS or _const_outputs()
+        out_names = _layout("Const", None, None)[3]  # Const has no inputs
         node = self._graph.add_node_trusted("Const", self._next_name("Const"), {"value": value}, [], [desc], [],
                                             list(out_names))
         if _SCOPES.attrs or _SCOPES.deps:
@@ -660,7 +634,7 @@ class GraphBuilder:
         in_descs = []
         for src, port in sources:
             in_descs.append(src.outputs[port].copy())
-        in_names, out_names = _netoutput_anchors(count)
+        _, in_names, _, out_names = _layout("NetOutput", {"x": count}, None)
         net = graph.add_node_trusted("NetOutput", f"NetOutput_{self._name}", {}, in_descs, [], list(in_names),
                                      list(out_names))
         link = graph.add_edge_trusted  # net is new with `count` unfed inputs; every source is a node of ours
