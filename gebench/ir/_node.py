@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import operator
 from typing import TYPE_CHECKING, Any
 
 from ._tensor import TensorDesc, copy_attrs
@@ -42,13 +43,10 @@ class Node:
         self.provenance = ""
         self._graph: Graph | None = graph
 
-    @property
-    def name(self) -> str:
-        return self._name
-
-    @property
-    def op_type(self) -> str:
-        return self._op_type
+    # read-only views of the slots; their getters are C-level (``attrgetter``), so a read costs no Python call
+    # (names and op types are read per candidate and per rewrite)
+    name = property(operator.attrgetter("_name"), doc="The node's name (unique in its graph).")
+    op_type = property(operator.attrgetter("_op_type"), doc="GE's op type.")
 
     @property
     def graph(self) -> Graph:
