@@ -9,6 +9,7 @@ import numpy as np
 
 from gebench import ir
 from gebench.fusion import _matcher, _pattern
+from gebench.fusion._matcher import mismatch_detail
 
 Spec = tuple  # (name, op_type, inputs, n_outputs[, attrs])
 
@@ -85,8 +86,8 @@ class Recorder:
         self.mismatches: list[tuple[ir.Node, dict[str, Any], int]] = []
         self.violations: list[tuple[list[ir.Node], ir.Node, dict[str, Any]]] = []
 
-    def structural_mismatch(self, anchor_node: ir.Node, detail: dict[str, Any], bound_count: int) -> None:
-        self.mismatches.append((anchor_node, detail, bound_count))
+    def structural_mismatch(self, anchor_node: ir.Node, failure: tuple[Any, ...], bound_count: int) -> None:
+        self.mismatches.append((anchor_node, mismatch_detail(failure), bound_count))
 
     def boundary_violation(self, match_nodes: list[ir.Node], escaping_node: ir.Node, detail: dict[str, Any]) -> None:
         self.violations.append((match_nodes, escaping_node, detail))

@@ -106,6 +106,27 @@ def test_recorder_writes_mismatches_violations_and_near_misses():
     assert again.near_misses(pattern.name)[0].bindings == miss.bindings
 
 
+def test_deferred_records_are_built_in_order_on_the_first_read():
+    ledger = Ledger()
+    built = []
+
+    def make(name):
+        built.append(name)
+        return _record(CandidateStatus.STRUCTURAL_MISMATCH, names=(name,))
+
+    ledger.append(_record(CandidateStatus.REPLACED, names=("a",)))
+    ledger.append_deferred(make, "b")
+    ledger.append(_record(CandidateStatus.LINT, names=("c",)))
+    ledger.append_deferred(make, "d")
+    assert len(ledger) == 4 and built == []  # counting does not build them
+    assert [r.target_node_names[0] for r in ledger] == ["a", "b", "c", "d"] and built == ["b", "d"]
+    ledger.append_deferred(make, "e")
+    assert [r.target_node_names[0] for r in ledger.for_node("e")] == ["e"]  # the indexes see it too
+    assert ledger.summary()["P"]["rejected"] == {"STRUCTURAL_MISMATCH": 3}
+    assert built == ["b", "d", "e"]  # each built once
+    assert [r["target_node_names"] for r in ledger.to_dict()["records"]] == [["a"], ["b"], ["c"], ["d"], ["e"]]
+
+
 def test_public_names_exist():
     import gebench.fusion as fusion
     from gebench.fusion import ledger as ledger_module

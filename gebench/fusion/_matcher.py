@@ -21,7 +21,7 @@ from gebench.ir import Graph, Node, TensorDesc, TensorValue
 from ._boundary import Boundary, BoundaryInput, escaping_use
 from ._pattern import CONST_TYPES, DATA_TYPE, PatternGraph, PatternNode, const_value, schema_of
 
-__all__ = ["Matcher", "Match", "MatchRecorder", "MismatchKind"]
+__all__ = ["Matcher", "Match", "MatchRecorder", "MismatchKind", "mismatch_detail"]
 
 _log = logging.getLogger(__name__)
 
@@ -44,7 +44,9 @@ class MismatchKind(str, enum.Enum):
 class MatchRecorder(Protocol):
     """What the matcher reports about rejected candidates (implemented by the ledger's recorder)."""
 
-    def structural_mismatch(self, anchor_node: Node, detail: dict[str, Any], bound_count: int) -> None: ...
+    def structural_mismatch(self, anchor_node: Node, failure: tuple[Any, ...], bound_count: int) -> None:
+        """``failure`` says where the candidate stopped; :func:`mismatch_detail` turns it into the JSON-able
+        detail (built only by recorders that keep it: the matcher rejects many candidates)."""
 
     def boundary_violation(self, match_nodes: list[Node], escaping_node: Node, detail: dict[str, Any]) -> None: ...
 
@@ -237,7 +239,7 @@ class Matcher:
         else:
             _keep_best(best, state.fail)
         if not violated and best[0] is not None and self.recorder is not None:
-            self.recorder.structural_mismatch(anchor, _detail(best[0]), best[0][-1])
+            self.recorder.structural_mismatch(anchor, best[0], best[0][-1])
         return None
 
     def _extend(self, state: _MatchState, k: int, best: list[tuple[Any, ...] | None]) -> Iterator[_MatchState]:
@@ -458,7 +460,10 @@ def _keep_best(best: list[tuple[Any, ...] | None], fail: tuple[Any, ...] | None)
         best[0] = fail
 
 
-def _detail(fail: tuple[Any, ...]) -> dict[str, Any]:
+def mismatch_detail(fail: tuple[Any, ...]) -> dict[str, Any]:
+    """The JSON-able detail of a structural mismatch the matcher reported: which pattern node, what kind of
+    mismatch, expected vs actual, the target node, and the bindings made so far (pattern node id as text ->
+    target node name). O(pattern size)."""
     kind, pn, t, expected, actual, output_index, bindings, bound = fail
     # how far the candidate got: pattern node id (as text, as JSON keeps it) -> bound target node name
     bound_names = {}

@@ -9,8 +9,10 @@ from __future__ import annotations
 import dataclasses
 import enum
 import json
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from typing import Any
+
+from ._matcher import mismatch_detail
 
 __all__ = [
     "CandidateStatus",
@@ -124,11 +126,14 @@ class Ledger:
 
     ``append`` is O(1) and allocates nothing besides the list slot: the indexes are brought up to date on
     the first lookup after appends (O(new records)), so recording stays cheap during a run. Lookups are
-    O(answer) afterwards.
+    O(answer) afterwards. Records appended with :meth:`append_deferred` are built, in place and in order, on
+    the first read of the records after them.
     """
 
     def __init__(self) -> None:
-        self._records: list[CandidateRecord] = []
+        # records, and (build, args) pairs for records appended with append_deferred and not built yet
+        self._records: list[Any] = []
+        self._first_deferred = -1  # index of the first unbuilt record, -1 when there is none
         self._indexed = 0
         self._by_pass: dict[str, list[int]] = {}
         self._by_node_id: dict[int, list[int]] = {}
@@ -139,11 +144,13 @@ class Ledger:
         return len(self._records)
 
     def __iter__(self) -> Iterator[CandidateRecord]:
-        return iter(self._records)
+        return iter(self.records)
 
     @property
     def records(self) -> list[CandidateRecord]:
         """All records in the order they were appended (do not mutate the list)."""
+        if self._first_deferred >= 0:
+            self._build_deferred()
         return self._records
 
     def append(self, record: CandidateRecord) -> int:
@@ -151,8 +158,24 @@ class Ledger:
         self._records.append(record)
         return len(self._records) - 1
 
-    def _index(self) -> None:
+    def append_deferred(self, build: Callable[..., CandidateRecord], *args: Any) -> None:
+        """Add the record ``build(*args)`` without building it yet: it is built on the first read of the records
+        (any method here that returns or counts by records). For records that are costly to build and made in
+        bulk, such as the matcher's structural mismatches; ``args`` must not change in between. O(1)."""
+        if self._first_deferred < 0:
+            self._first_deferred = len(self._records)
+        self._records.append((build, args))
+
+    def _build_deferred(self) -> None:
         records = self._records
+        for i in range(self._first_deferred, len(records)):
+            entry = records[i]
+            if type(entry) is tuple:
+                records[i] = entry[0](*entry[1])
+        self._first_deferred = -1
+
+    def _index(self) -> None:
+        records = self.records
         for idx in range(self._indexed, len(records)):
             record = records[idx]
             self._by_pass.setdefault(record.pass_name, []).append(idx)
@@ -169,10 +192,10 @@ class Ledger:
     def by_pass(self, pass_name: str) -> list[CandidateRecord]:
         """Records of one pass, in order."""
         self._index()
-        return [self._records[i] for i in self._by_pass.get(pass_name, ())]
+        return [self._records[i] for i in self._by_pass.get(pass_name, ())]  # _index built them
 
     def by_status(self, status: CandidateStatus) -> list[CandidateRecord]:
-        return [r for r in self._records if r.status is status]
+        return [r for r in self.records if r.status is status]
 
     def pass_names(self) -> list[str]:
         """Pass names in first-recorded order."""
@@ -230,7 +253,7 @@ class Ledger:
     # ------------------------------------------------------------------ JSON
     def to_dict(self) -> dict[str, Any]:
         return {
-            "records": [r.to_dict() for r in self._records],
+            "records": [r.to_dict() for r in self.records],
             "near_misses": {k: [m.to_dict() for m in v] for k, v in self._near.items()},
         }
 
@@ -275,21 +298,26 @@ class LedgerRecorder:
         self.pattern_source = pattern_source
         self.hook_source = hook_source
 
-    def structural_mismatch(self, anchor_node: Any, detail: dict[str, Any], bound_count: int) -> None:
-        get = detail.get
-        target = get("target_node")
-        reason = (f"pattern node {get('pattern_node')!r}: {get('kind')} expected {get('expected')!r}, found "
-                  f"{get('actual')!r}" + (f" at {target!r}" if target is not None else ""))
-        # positional (fields in declaration order): this runs for every rejected candidate
-        self.ledger.append(CandidateRecord(
-            self.pass_name, self.stage, self.graph_name, self.pattern_name, CandidateStatus.STRUCTURAL_MISMATCH,
-            reason, (anchor_node.id,), (anchor_node.name,), (), self.pattern_source, self.hook_source, None, "", (),
-            (), detail))
+    def structural_mismatch(self, anchor_node: Any, failure: tuple[Any, ...], bound_count: int) -> None:
+        # the record is built when the ledger is first read (most runs reject many candidates; names and op
+        # types of target nodes do not change during a run); near-misses are kept now
+        self.ledger.append_deferred(self._mismatch_record, anchor_node.id, anchor_node.name, failure)
         if self.ledger.wants_near_miss(self.pattern_name, bound_count):
+            detail = mismatch_detail(failure)
             self.ledger.note_near_miss(NearMiss(
                 self.pass_name, self.pattern_name, anchor_node.id, anchor_node.name, bound_count,
-                str(detail.get("pattern_node")), str(detail.get("kind")), detail.get("expected"),
-                detail.get("actual"), target, dict(detail.get("bindings") or {})))
+                str(detail["pattern_node"]), str(detail["kind"]), detail["expected"], detail["actual"],
+                detail["target_node"], dict(detail["bindings"])))
+
+    def _mismatch_record(self, anchor_id: int, anchor_name: str, failure: tuple[Any, ...]) -> CandidateRecord:
+        detail = mismatch_detail(failure)
+        target = detail["target_node"]
+        reason = (f"pattern node {detail['pattern_node']!r}: {detail['kind']} expected {detail['expected']!r}, "
+                  f"found {detail['actual']!r}" + (f" at {target!r}" if target is not None else ""))
+        return CandidateRecord(
+            self.pass_name, self.stage, self.graph_name, self.pattern_name, CandidateStatus.STRUCTURAL_MISMATCH,
+            reason, (anchor_id,), (anchor_name,), pattern_source=self.pattern_source, hook_source=self.hook_source,
+            detail=detail)
 
     def boundary_violation(self, match_nodes: list[Any], escaping_node: Any, detail: dict[str, Any]) -> None:
         reason = (f"output of inner node {escaping_node.name!r} is used outside the match by "

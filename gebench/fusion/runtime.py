@@ -177,10 +177,10 @@ class _Recorder:
             self._ledger_rec_key = key
         return self._ledger_rec
 
-    def structural_mismatch(self, anchor_node: ir.Node, detail: dict[str, Any], bound_count: int) -> None:
+    def structural_mismatch(self, anchor_node: ir.Node, failure: tuple[Any, ...], bound_count: int) -> None:
         self.seen_anchors.add(anchor_node.id)
         if self.run.record_all and self.enabled:
-            self._ledger_recorder().structural_mismatch(anchor_node, detail, bound_count)
+            self._ledger_recorder().structural_mismatch(anchor_node, failure, bound_count)
 
     def boundary_violation(self, match_nodes: list[ir.Node], escaping_node: ir.Node, detail: dict[str, Any]) -> None:
         if match_nodes:
