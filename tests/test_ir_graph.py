@@ -208,6 +208,16 @@ def test_subgraphs_are_copied_and_verified():
     assert g.remove_subgraph("body") is body
 
 
+def test_fed_inputs_lists_only_connected_inputs_in_port_order():
+    g = Graph("g")
+    a = g.add_node("Data", name="a", outputs=2)
+    n = g.add_node("Concat", name="n", inputs=3, outputs=1)
+    g.add_edge(a, 1, n, 0)
+    g.add_edge(a, 0, n, 2)
+    assert g.fed_inputs(n) == [(0, a, 1), (2, a, 0)]
+    assert g.fed_inputs(a) == []
+
+
 def test_place_between_never_reuses_a_taken_position():
     g, (d, r0, r1, r2) = _chain()
     new = g.add_node("Abs", inputs=1, outputs=1)

@@ -333,14 +333,11 @@ class Matcher:
             qpid, t = queue[i]
             i += 1
             pn = pnodes[qpid]
-            conn = []
-            for port, prod in enumerate(g.producers(t)):  # a plain loop: no comprehension call on Python 3.11
-                if prod is not None:
-                    conn.append((port, prod))
+            conn = g.fed_inputs(t)
             if len(conn) != len(pn.inputs):
                 state.fail = _failure(MismatchKind.INPUT_COUNT, pn, t, len(pn.inputs), len(conn), bindings, k)
                 return False
-            for (ppid, pport), (tport, (tn, tp)) in zip(pn.inputs, conn, strict=True):
+            for (ppid, pport), (tport, tn, tp) in zip(pn.inputs, conn, strict=True):
                 ppn = pnodes[ppid]
                 if ppn.kind == "data":
                     bound = bindings.get(ppid)

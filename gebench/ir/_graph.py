@@ -425,6 +425,18 @@ class Graph:
             out.append(None if p is None else (nodes[p[0]], p[1]))
         return out
 
+    def fed_inputs(self, node: Node) -> list[tuple[int, Node, int]]:
+        """``(input port, producer, producer output port)`` for every fed input of ``node``, in port order.
+        O(inputs)."""
+        nodes = self._nodes
+        out = []
+        port = 0
+        for p in self._producers[node.id]:  # a plain loop: the matcher calls this for every node it walks
+            if p is not None:
+                out.append((port, nodes[p[0]], p[1]))
+            port += 1
+        return out
+
     def uses(self, node: Node, port: int) -> list[tuple[Node, int]]:
         """The (consumer, input port) pairs fed by output ``port`` of ``node``, in edge order. O(uses)."""
         self._check_out_port(node, port)

@@ -621,7 +621,8 @@ class GraphBuilder:
         for i, th in enumerate(outputs or []):
             final[i] = (th._ir_node, th._output_index)
         for what, indices in (("input", self._inputs), ("output", final)):
-            if sorted(indices) != list(range(len(indices))):
+            # distinct non-negative ints run 0..n-1 exactly when the smallest is 0 and the largest n-1
+            if indices and (min(indices) != 0 or max(indices) != len(indices) - 1):
                 raise RuntimeError(f"Failed to build graph {self._name!r}: {what} indices {sorted(indices)} "
                                    f"must run 0..{len(indices) - 1} without gaps")
         self._outputs = final
