@@ -295,21 +295,14 @@ def _reflected_operator_lints() -> Iterator[None]:
                 _reflect_saved.clear()
 
 
-class _hook_call:  # noqa: N801 - used like the context-manager function it replaces
-    """Make ``session`` current while a hook runs (``execute`` installs the reflected-operator lints once for
-    the whole run, so entering a hook costs one context-variable set)."""
-
-    __slots__ = ("session", "token")
-
-    def __init__(self, session: _Session) -> None:
-        self.session = session
-        self.token: Any = None
-
-    def __enter__(self) -> None:
-        self.token = _session._current.set(self.session)
-
-    def __exit__(self, *exc: object) -> None:
-        _session._current.reset(self.token)
+def _call_hook(session: _Session, hook: Any, *args: Any) -> Any:
+    """``hook(*args)`` with ``session`` current while it runs (``execute`` installs the reflected-operator lints
+    once for the whole run, so a hook call costs one context-variable set and reset)."""
+    token = _session._current.set(session)
+    try:
+        return hook(*args)
+    finally:
+        _session._current.reset(token)
 
 
 # ============================================================================================ run state / Run
@@ -737,8 +730,7 @@ def _run_fusion_base_pass(state: _RunState, rec: _Recorder, instance: Any, graph
     name = rec.desc.pass_name
     reason = ""
     try:
-        with _hook_call(session):
-            result = instance.run(view, context)
+        result = _call_hook(session, instance.run, view, context)
     except Exception as exc:  # noqa: BLE001 - GE: an exception in run fails the pass
         reason = f"python pass {name} run failed: {exception_text(exc)}"
         result = _FAILED_BY_EXCEPTION
@@ -803,8 +795,7 @@ def _run_pattern_pass(state: _RunState, rec: _Recorder, instance: Any, config: A
     session = _Session(rec)
     rec.hook_source = _function_source(type(instance).meet_requirements)
     try:
-        with _hook_call(session):
-            patterns = _bridge.patterns_of(instance)
+        patterns = _call_hook(session, _bridge.patterns_of, instance)
     except Exception as exc:  # noqa: BLE001 - GE: failing patterns() is a warning, zero patterns
         rec.lint("patterns_failed", f"patterns() failed, the pass matches nothing: {exception_text(exc)}",
                  source=_function_source(type(instance).patterns), detail={"exception": exception_text(exc)})
@@ -880,11 +871,7 @@ def _handle_match(state: _RunState, rec: _Recorder, instance: Any, match: Any, g
     captures = _capture_list(match) if rec.enabled else []  # only records carry them
     mr = MatchResult._create(match, graph)
     try:
-        token = _session._current.set(session)  # what _hook_call does, inlined: this runs per match
-        try:
-            verdict = instance.meet_requirements(mr, context)
-        finally:
-            _session._current.reset(token)
+        verdict = _call_hook(session, instance.meet_requirements, mr, context)
         ok = bool(verdict)
     except Exception as exc:  # noqa: BLE001 - GE: exception in meet_requirements = False (warning)
         text = exception_text(exc)
@@ -962,11 +949,7 @@ def _call_replacement(rec: _Recorder, instance: Any, value: Any, context: Any, s
     Graph = _facade_graph()  # noqa: N806 - a class
 
     try:
-        token = _session._current.set(session)  # what _hook_call does, inlined: this runs per match
-        try:
-            result = instance.replacement(value, context)
-        finally:
-            _session._current.reset(token)
+        result = _call_hook(session, instance.replacement, value, context)
     except Exception as exc:  # noqa: BLE001 - GE: an exception in replacement fails the pass
         text = exception_text(exc)
         reason = f"pass {rec.desc.pass_name}: replacement raised {text}"
@@ -1062,8 +1045,7 @@ def _run_decompose_pass(state: _RunState, rec: _Recorder, instance: Any, graph: 
                     nodes=[(node.id, node.name)])
             continue
         try:
-            with _hook_call(session):
-                verdict = instance.meet_requirements(Node._wrap(node), context)
+            verdict = _call_hook(session, instance.meet_requirements, Node._wrap(node), context)
             ok = bool(verdict)
         except Exception as exc:  # noqa: BLE001 - GE: exception = False
             text = exception_text(exc)
