@@ -3,9 +3,20 @@
 import copy
 import pickle
 
+import networkx as nx
 import pytest
 
-from gebench.ir import CycleError, DataType, Graph, GraphError, StagedGraph, TensorDesc, TensorValue, to_text
+from gebench.ir import (
+    CONTROL_PORT,
+    CycleError,
+    DataType,
+    Graph,
+    GraphError,
+    StagedGraph,
+    TensorDesc,
+    TensorValue,
+    to_text,
+)
 
 
 def _chain(n: int = 3) -> tuple[Graph, list]:
@@ -240,10 +251,10 @@ def _build_sequence(g: Graph) -> Graph:
 
 
 def _tables(g: Graph) -> tuple:
-    store = g._store
-    return (g._producers, g._uses, g._pos, g._taken, g._next_pos, g._n_ctrl, g._by_type,
-            list(store.edges(keys=True)), {n: list(s) for n, s in store._succ.items()},
-            {n: list(p) for n, p in store._pred.items()})
+    view = g.nx_graph
+    return (g._producers, g._uses, g._pos, g._taken, g._next_pos, g._n_ctrl, g._ctrl_succ, g._ctrl_pred, g._by_type,
+            list(view.edges(keys=True)), {n: list(s) for n, s in view._succ.items()},
+            {n: list(p) for n, p in view._pred.items()})
 
 
 def test_a_staged_graph_builds_its_tables_on_first_read_exactly_as_an_eager_one():
@@ -260,7 +271,7 @@ def test_a_staged_graph_builds_its_tables_on_first_read_exactly_as_an_eager_one(
     assert not lazy.staged and lazy.staged_edges() is None and type(lazy) is Graph
     assert _tables(lazy) == _tables(eager)
     b_lazy, b_eager = lazy.node_by_name("b"), eager.node_by_name("b")
-    assert [n.name for n in lazy.successors(b_lazy)] == [n.name for n in eager.successors(b_eager)] == ["c", "d"]
+    assert [n.name for n in lazy.successors(b_lazy)] == [n.name for n in eager.successors(b_eager)] == ["d", "c"]
     lazy.verify()
     assert to_text(lazy) == to_text(eager)
 
@@ -345,3 +356,70 @@ def test_nodes_from_id_lists_the_nodes_created_since_an_id():
     g.remove_node(e)
     assert g.nodes_from_id(start) == [f] and g.next_node_id == f.id + 1
     assert [n.name for n in g.nodes_from_id(0)] == ["a", "b", "c", "d", "f"]
+
+
+# ------------------------------------------------------------------------------------------ networkx view
+def _view_edges(g: Graph) -> set[tuple[str, str, tuple[int, int]]]:
+    view = g.nx_graph
+    return {(g.node(u).name, g.node(v).name, k) for u, v, k in view.edges(keys=True)}
+
+
+def test_the_networkx_view_is_built_on_first_access_and_kept_current_by_every_mutation():
+    g, (d, r0, r1, r2) = _chain()
+    assert g._store is None  # nothing asked for it yet: mutations do not pay for it
+    view = g.nx_graph
+    assert isinstance(view, nx.MultiDiGraph) and list(view.nodes) == [d.id, r0.id, r1.id, r2.id]
+    assert _view_edges(g) == {("input_0", "Relu_0", (0, 0)), ("Relu_0", "Relu_1", (0, 0)),
+                              ("Relu_1", "Relu_2", (0, 0))}
+    assert list(nx.topological_sort(view)) == [n.id for n in g.nodes()]
+    add = g.add_node("Add", name="add", inputs=2, outputs=1)
+    g.add_edge(d, 0, add, 0)
+    g.add_edge(r2, 0, add, 1)
+    g.add_control_edge(r0, add)
+    g.remove_edge(r1, 0, r2, 0)
+    g.remove_node(r1)
+    assert g.nx_graph is view  # the same object, changed in place
+    assert _view_edges(g) == {("input_0", "Relu_0", (0, 0)), ("input_0", "add", (0, 0)), ("Relu_2", "add", (0, 1)),
+                              ("Relu_0", "add", (CONTROL_PORT, CONTROL_PORT))}
+    assert set(view.nodes) == {d.id, r0.id, r2.id, add.id}
+    g.verify()
+    g.remove_control_edge(r0, add)
+    g.remove_node(add)
+    assert _view_edges(g) == {("input_0", "Relu_0", (0, 0))}
+    g.verify()
+    clone = g.copy()
+    assert clone._store is None and _view_edges(clone) == _view_edges(g)
+
+
+def test_verify_catches_a_networkx_view_changed_behind_the_graphs_back():
+    g, (d, r0, _r1, _r2) = _chain()
+    g.nx_graph.add_edge(r0.id, d.id, key=(0, 0))
+    with pytest.raises(GraphError, match="networkx view and the edge tables disagree"):
+        g.verify()
+
+
+def test_control_edges_are_kept_in_their_own_tables():
+    g, (d, r0, r1, r2) = _chain()
+    g.add_control_edge(d, r2)
+    g.add_control_edge(d, r1)
+    g.add_control_edge(d, r2)  # idempotent
+    g.add_control_edge(r0, r2)
+    assert [n.name for n in g.control_successors(d)] == ["Relu_2", "Relu_1"]
+    assert [n.name for n in g.control_predecessors(r2)] == ["input_0", "Relu_0"]
+    assert g.has_control_edge(d, r1) and not g.has_control_edge(r1, d)
+    # a data consumer that is also a control successor is listed once, data first
+    assert [n.name for n in g.successors(d)] == ["Relu_0", "Relu_2", "Relu_1"]
+    assert [n.name for n in g.predecessors(r2)] == ["Relu_1", "input_0", "Relu_0"]
+    with pytest.raises(CycleError, match="would close a cycle"):
+        g.add_control_edge(r2, d)
+    g.remove_node(r2)
+    assert [n.name for n in g.control_successors(d)] == ["Relu_1"] and g.control_predecessors(r1) == [d]
+    assert g.has_control_edges
+    g.remove_control_edge(d, r1)
+    assert not g.has_control_edges and g.control_edges() == []
+    with pytest.raises(GraphError, match="no control edge input_0 -> Relu_1"):
+        g.remove_control_edge(d, r1)
+    g.verify()
+    g._ctrl_succ[d.id] = {r1.id: None}  # one side only: verify names the broken table pair
+    with pytest.raises(GraphError, match="control successor and predecessor tables disagree"):
+        g.verify()

@@ -1,4 +1,4 @@
-"""The IR graph: a ``networkx.MultiDiGraph`` store behind a small, index-keeping API."""
+"""The IR graph: GE's graph model in index tables behind a small API, with a live ``networkx.MultiDiGraph`` view."""
 
 from __future__ import annotations
 
@@ -21,37 +21,66 @@ _log = logging.getLogger(__name__)
 
 _new_node = object.__new__
 
-
-def _new_store() -> nx.MultiDiGraph:
-    """An empty ``nx.MultiDiGraph`` with the same instance state its constructor gives (graph attr dict, node
-    dict, one dict shared as ``_adj``/``_succ``, ``_pred``, an empty cache), minus the constructor's argument
-    handling. O(1); graphs are made per rewrite (replacement builders)."""
-    store = _new_node(nx.MultiDiGraph)
-    succ: dict[Any, Any] = {}
-    store.__dict__.update(graph={}, _node={}, _adj=succ, _succ=succ, _pred={}, __networkx_cache__={})
-    return store
-
 #: Port number used for both ends of a control edge (GE uses -1 for control anchors).
 CONTROL_PORT = -1
+#: The key of a control edge in the networkx view (a data edge's key is ``(src_port, dst_port)``).
+_CONTROL_KEY = (CONTROL_PORT, CONTROL_PORT)
+
+
+# The networkx view's own add/remove, minus their argument checks (ids are known to be present or absent as
+# each function says); nodes and edges carry no data. Every neighbour pair shares one key dict on both sides.
+def _store_add_node(store: nx.MultiDiGraph, node_id: int) -> None:
+    store._succ[node_id] = {}
+    store._pred[node_id] = {}
+    store._node[node_id] = {}
+
+
+def _store_remove_node(store: nx.MultiDiGraph, node_id: int) -> None:
+    s_succ, s_pred = store._succ, store._pred
+    for v in s_succ.pop(node_id):
+        del s_pred[v][node_id]
+    for u in s_pred.pop(node_id):
+        del s_succ[u][node_id]
+    del store._node[node_id]
+
+
+def _store_add_edge(store: nx.MultiDiGraph, u: int, v: int, key: tuple[int, int]) -> None:
+    succ = store._succ[u]
+    keydict = succ.get(v)
+    if keydict is None:
+        keydict = {}
+        succ[v] = keydict
+        store._pred[v][u] = keydict
+    keydict[key] = {}
+
+
+def _store_remove_edge(store: nx.MultiDiGraph, u: int, v: int, key: tuple[int, int]) -> None:
+    keydict = store._succ[u][v]
+    del keydict[key]
+    if not keydict:
+        del store._succ[u][v]
+        del store._pred[v][u]
 
 #: The attributes a staged graph builds on first read (all set by ``Graph._empty_tables``).
-_STAGED_TABLES = frozenset({"_store", "_by_type", "_producers", "_uses", "_pos", "_taken", "_n_ctrl", "_next_pos"})
+_STAGED_TABLES = frozenset({"_store", "_by_type", "_producers", "_uses", "_ctrl_succ", "_ctrl_pred", "_pos", "_taken",
+                            "_n_ctrl", "_next_pos"})
 
 
 class Graph:
     """A GE graph: nodes with typed anchors, data edges, control edges and subgraphs.
 
-    Storage: ``networkx.MultiDiGraph`` keyed by node id; a data edge's key is
-    ``(src_port, dst_port)``, a control edge's key is ``(-1, -1)``.
+    Storage: tables keyed by node id, kept current by every mutation (all O(1) or O(degree) to maintain):
 
-    Indexes kept current by every mutation (all O(1) or O(degree) to maintain):
-
+    * ``node id -> Node`` and ``name -> node id`` (:meth:`node`, :meth:`node_by_name`),
     * ``op type -> node ids`` (:meth:`nodes_of_type`),
-    * ``name -> node id`` (:meth:`node_by_name`),
-    * per-input producer and per-output use lists (:meth:`producer`, :meth:`uses`),
+    * per-input producer and per-output use lists (:meth:`producer`, :meth:`uses`): the data edges,
+    * control successors and predecessors, only for nodes that have control edges,
     * topological positions (:meth:`position`): ``position(u) < position(v)`` for every edge ``u -> v``.
       New nodes go last; an edge that breaks the order triggers a Pearce-Kelly reordering that only
       touches nodes whose positions lie between the two ends.
+
+    :attr:`nx_graph` is the same graph as a ``networkx.MultiDiGraph`` for networkx's algorithms: built on first
+    access, then kept current by every mutation (a graph nobody asked it of pays nothing for it).
 
     Invariants are checked by :meth:`verify`. Subgraphs (bodies of If/While/PartitionedCall) live on the
     root graph as in GE; a node refers to them by name in ``Node.subgraph_names``.
@@ -70,14 +99,18 @@ class Graph:
         self.parent_node_name: str = ""
 
     def _empty_tables(self) -> None:
-        """The indexes, positions and store of a graph without nodes (:data:`_STAGED_TABLES`)."""
-        self._store = _new_store()
+        """The indexes and positions of a graph without nodes (:data:`_STAGED_TABLES`); no networkx view yet."""
+        self._store: nx.MultiDiGraph | None = None  # the networkx view once someone asked for it
         self._by_type: dict[str, dict[int, None]] = {}
         self._producers: dict[int, list[tuple[int, int] | None]] = {}
         self._uses: dict[int, list[list[tuple[int, int]]]] = {}
+        # control edges: node id -> its control successors (predecessors), in the order the edges were added; a
+        # node without control edges has no entry
+        self._ctrl_succ: dict[int, dict[int, None]] = {}
+        self._ctrl_pred: dict[int, dict[int, None]] = {}
         self._pos: dict[int, float] = {}
         self._taken: set[float] = set()
-        self._n_ctrl = 0  # control edges in the store
+        self._n_ctrl = 0  # control edges in the graph
         self._next_pos = 0.0
 
     @property
@@ -207,7 +240,7 @@ class Graph:
 
     def _index(self, node: Node, node_id: int, op_type: str) -> None:
         """The part of :meth:`_register` a staged graph leaves for later: type index, anchor tables, position,
-        store node."""
+        networkx view."""
         bucket = self._by_type.get(op_type)
         if bucket is None:
             self._by_type[op_type] = {node_id: None}
@@ -222,11 +255,9 @@ class Graph:
         self._pos[node_id] = pos
         self._taken.add(pos)
         self._next_pos = pos + 1.0
-        # the store's own add_node, minus its argument checks: an unused int id, no node attributes
         store = self._store
-        store._succ[node_id] = {}
-        store._pred[node_id] = {}
-        store._node[node_id] = {}
+        if store is not None:
+            _store_add_node(store, node_id)
 
     def fresh_name(self, prefix: str) -> str:
         """A name ``<prefix>_<k>`` not used in this graph (amortised O(1))."""
@@ -248,8 +279,7 @@ class Graph:
             self._check_mine(node)
         # the node's own tables go with it, so only the other ends are updated here (plain loops: this runs per
         # removed node of every rewrite)
-        producers, all_uses, store = self._producers, self._uses, self._store
-        s_succ, s_pred = store._succ, store._pred
+        producers, all_uses = self._producers, self._uses
         port = 0
         for prod in producers[nid]:
             if prod is not None:
@@ -258,22 +288,11 @@ class Graph:
         for uses in all_uses[nid]:
             for dst, dst_port in uses:
                 producers[dst][dst_port] = None
-        # in the store, every neighbour shares one key dict with the node (data and control keys together):
-        # dropping the neighbour's entry drops all of them at once
-        succ = s_succ.pop(nid)
-        pred = s_pred.pop(nid)
-        del store._node[nid]
-        ctrl = (CONTROL_PORT, CONTROL_PORT)
-        n_ctrl = 0
-        for v, keys in succ.items():
-            del s_pred[v][nid]
-            if ctrl in keys:
-                n_ctrl += 1
-        for u, keys in pred.items():
-            del s_succ[u][nid]
-            if ctrl in keys:
-                n_ctrl += 1
-        self._n_ctrl -= n_ctrl
+        if self._n_ctrl:
+            self._drop_control_edges(nid)
+        store = self._store
+        if store is not None:
+            _store_remove_node(store, nid)
         del self._nodes[nid]
         del self._by_name[node._name]
         op_type = node._op_type
@@ -284,6 +303,19 @@ class Graph:
         self._taken.discard(self._pos[nid])
         del self._producers[nid], self._uses[nid], self._pos[nid]
         node._graph = None
+
+    def _drop_control_edges(self, nid: int) -> None:
+        """Remove every control edge of node ``nid`` from the control tables. O(control degree)."""
+        ctrl_succ, ctrl_pred = self._ctrl_succ, self._ctrl_pred
+        succ = ctrl_succ.pop(nid, None)
+        pred = ctrl_pred.pop(nid, None)
+        for table, ends in ((ctrl_pred, succ), (ctrl_succ, pred)):
+            for end in ends or ():
+                peers = table[end]
+                del peers[nid]
+                if not peers:
+                    del table[end]
+                self._n_ctrl -= 1
 
     def rename(self, node: Node, new_name: str) -> None:
         """Rename ``node``. Raises GraphError when the name is taken."""
@@ -469,22 +501,46 @@ class Graph:
         return [self._nodes[i] for i in seen]
 
     def control_predecessors(self, node: Node) -> list[Node]:
-        # read the adjacency dicts directly: same order as in_edges(), without building edge views
-        ctrl = (CONTROL_PORT, CONTROL_PORT)
-        return [self._nodes[u] for u, keys in self._store._pred[node.id].items() if ctrl in keys]
+        """The sources of the control edges into ``node``, in the order the edges were added. O(result)."""
+        if not self._n_ctrl:
+            return []
+        nodes = self._nodes
+        return [nodes[u] for u in self._ctrl_pred.get(node.id, ())]
 
     def control_successors(self, node: Node) -> list[Node]:
-        ctrl = (CONTROL_PORT, CONTROL_PORT)
-        return [self._nodes[v] for v, keys in self._store._succ[node.id].items() if ctrl in keys]
+        """The targets of the control edges out of ``node``, in the order the edges were added. O(result)."""
+        if not self._n_ctrl:
+            return []
+        nodes = self._nodes
+        return [nodes[v] for v in self._ctrl_succ.get(node.id, ())]
 
     def successors(self, node: Node) -> list[Node]:
-        """Distinct nodes reached by one data or control edge, in the store's adjacency order."""
+        """Distinct nodes reached by one data or control edge: data consumers by output port and use order, then
+        control successors not already listed. O(out-degree)."""
+        nid = node.id
+        seen: dict[int, None] = {}
+        for uses in self._uses[nid]:  # plain loops: the cycle check calls this per match
+            for d, _ in uses:
+                seen[d] = None
+        if self._n_ctrl:
+            for v in self._ctrl_succ.get(nid, ()):
+                seen[v] = None
         nodes = self._nodes
-        return [nodes[v] for v in self._store._succ[node.id]]
+        return [nodes[v] for v in seen]
 
     def predecessors(self, node: Node) -> list[Node]:
-        """Distinct nodes feeding ``node`` by a data or control edge."""
-        return [self._nodes[u] for u in self._store.predecessors(node.id)]
+        """Distinct nodes feeding ``node`` by a data or control edge: producers by input port, then control
+        predecessors not already listed. O(in-degree)."""
+        nid = node.id
+        seen: dict[int, None] = {}
+        for prod in self._producers[nid]:
+            if prod is not None:
+                seen[prod[0]] = None
+        if self._n_ctrl:
+            for u in self._ctrl_pred.get(nid, ()):
+                seen[u] = None
+        nodes = self._nodes
+        return [nodes[u] for u in seen]
 
     def data_edges(self) -> list[tuple[Node, int, Node, int]]:
         """Every data edge as (src, src_port, dst, dst_port), ordered by destination position and port."""
@@ -497,7 +553,7 @@ class Graph:
 
     def control_edges(self) -> list[tuple[Node, Node]]:
         """Every control edge as (src, dst), ordered by positions."""
-        edges = [(u, v) for u, v, k in self._store.edges(keys=True) if k == (CONTROL_PORT, CONTROL_PORT)]
+        edges = [(u, v) for u, succ in self._ctrl_succ.items() for v in succ]
         edges.sort(key=lambda e: (self._pos[e[1]], self._pos[e[0]]))
         return [(self._nodes[u], self._nodes[v]) for u, v in edges]
 
@@ -530,7 +586,9 @@ class Graph:
             self._order_for_edge(src, dst)
         self._producers[did][dst_port] = (sid, src_port)
         self._uses[sid][src_port].append((did, dst_port))
-        self._store_add_edge(sid, did, (src_port, dst_port))
+        store = self._store
+        if store is not None:
+            _store_add_edge(store, sid, did, (src_port, dst_port))
 
     def add_edge_trusted(self, src: Node, src_port: int, dst: Node, dst_port: int) -> None:
         """:meth:`add_edge` for trusted callers that already know both nodes are in this graph, both ports exist
@@ -545,33 +603,8 @@ class Graph:
         self._producers[did][dst_port] = (sid, src_port)
         self._uses[sid][src_port].append((did, dst_port))
         store = self._store
-        succ = store._succ[sid]
-        keydict = succ.get(did)
-        if keydict is None:
-            keydict = {}
-            succ[did] = keydict
-            store._pred[did][sid] = keydict
-        keydict[(src_port, dst_port)] = {}
-
-    def _store_add_edge(self, u: int, v: int, key: tuple[int, int]) -> None:
-        # MultiDiGraph.add_edge for two existing nodes and no edge data: the key dict is shared by both sides
-        store = self._store
-        succ = store._succ[u]
-        keydict = succ.get(v)
-        if keydict is None:
-            keydict = {}
-            succ[v] = keydict
-            store._pred[v][u] = keydict
-        keydict[key] = {}
-
-    def _store_remove_edge(self, u: int, v: int, key: tuple[int, int]) -> None:
-        # MultiDiGraph.remove_edge for an edge known to exist
-        store = self._store
-        keydict = store._succ[u][v]
-        del keydict[key]
-        if not keydict:
-            del store._succ[u][v]
-            del store._pred[v][u]
+        if store is not None:
+            _store_add_edge(store, sid, did, (src_port, dst_port))
 
     def remove_edge(self, src: Node, src_port: int, dst: Node, dst_port: int) -> None:
         """Remove one data edge. Raises GraphError when it does not exist. O(uses of the source port)."""
@@ -589,26 +622,68 @@ class Graph:
         """
         self._check_mine(src)
         self._check_mine(dst)
-        if self._store.has_edge(src.id, dst.id, key=(CONTROL_PORT, CONTROL_PORT)):
+        sid, did = src.id, dst.id
+        if did in self._ctrl_succ.get(sid, ()):
             return
         self._order_for_edge(src, dst)
-        self._store.add_edge(src.id, dst.id, key=(CONTROL_PORT, CONTROL_PORT))
+        self._ctrl_succ.setdefault(sid, {})[did] = None
+        self._ctrl_pred.setdefault(did, {})[sid] = None
         self._n_ctrl += 1
+        store = self._store
+        if store is not None:
+            _store_add_edge(store, sid, did, _CONTROL_KEY)
 
     def remove_control_edge(self, src: Node, dst: Node) -> None:
         """Remove a control edge. Raises GraphError when it does not exist."""
-        if not self._store.has_edge(src.id, dst.id, key=(CONTROL_PORT, CONTROL_PORT)):
+        sid, did = src.id, dst.id
+        succ = self._ctrl_succ.get(sid)
+        if succ is None or did not in succ or self._nodes.get(sid) is not src:
             raise GraphError(f"there is no control edge {src.name} -> {dst.name}")
-        self._store.remove_edge(src.id, dst.id, key=(CONTROL_PORT, CONTROL_PORT))
+        del succ[did]
+        if not succ:
+            del self._ctrl_succ[sid]
+        pred = self._ctrl_pred[did]
+        del pred[sid]
+        if not pred:
+            del self._ctrl_pred[did]
         self._n_ctrl -= 1
+        store = self._store
+        if store is not None:
+            _store_remove_edge(store, sid, did, _CONTROL_KEY)
 
     def has_control_edge(self, src: Node, dst: Node) -> bool:
-        return self._store.has_edge(src.id, dst.id, key=(CONTROL_PORT, CONTROL_PORT))
+        """Whether the control edge ``src -> dst`` exists. O(1)."""
+        return self._nodes.get(src.id) is src and dst.id in self._ctrl_succ.get(src.id, ())
 
     @property
     def has_control_edges(self) -> bool:
         """Whether the graph has any control edge. O(1)."""
         return self._n_ctrl > 0
+
+    @property
+    def nx_graph(self) -> nx.MultiDiGraph:
+        """This graph as a ``networkx.MultiDiGraph``, for networkx's algorithms: nodes are node ids (in the node
+        table's order, without data), a data edge's key is ``(src_port, dst_port)``, a control edge's key is
+        ``(CONTROL_PORT, CONTROL_PORT)``.
+
+        Built on the first access, O(n + e); from then on every mutation of this graph keeps it current (at a
+        constant cost per node or edge), so later accesses are O(1) and always see the graph as it is. Read it,
+        never change it: mutate through this class. Copies of the graph start without it.
+        """
+        store = self._store
+        if store is None:
+            store = nx.MultiDiGraph()
+            for nid in self._nodes:
+                _store_add_node(store, nid)
+            for nid in self._nodes:
+                succ = self._ctrl_succ.get(nid, ())
+                for sp, uses in enumerate(self._uses[nid]):
+                    for did, dp in uses:
+                        _store_add_edge(store, nid, did, (sp, dp))
+                for did in succ:
+                    _store_add_edge(store, nid, did, _CONTROL_KEY)
+            self._store = store
+        return store
 
     def replace_all_uses(self, old: Node, old_port: int, new: Node, new_port: int) -> None:
         """Move every consumer of ``old:old_port`` onto ``new:new_port``. O(uses).
@@ -635,7 +710,9 @@ class Graph:
     def _unlink(self, src_id: int, src_port: int, dst_id: int, dst_port: int) -> None:
         self._producers[dst_id][dst_port] = None
         self._uses[src_id][src_port].remove((dst_id, dst_port))
-        self._store_remove_edge(src_id, dst_id, (src_port, dst_port))
+        store = self._store
+        if store is not None:
+            _store_remove_edge(store, src_id, dst_id, (src_port, dst_port))
 
     # ------------------------------------------------------------------ order
     def _order_for_edge(self, src: Node, dst: Node) -> None:
@@ -656,7 +733,7 @@ class Graph:
         while stack:
             n = stack.pop()
             forward.append(n)
-            for s in self._store.successors(n):
+            for s in self._successor_ids(n):
                 if s == src.id:
                     raise CycleError(
                         f"an edge {src.name!r} -> {dst.name!r} would close a cycle ({dst.name!r} already reaches {src.name!r})"
@@ -670,7 +747,7 @@ class Graph:
         while stack:
             n = stack.pop()
             backward.append(n)
-            for p in self._store.predecessors(n):
+            for p in self._predecessor_ids(n):
                 if p not in seen_b and pos[p] > lb:
                     seen_b.add(p)
                     stack.append(p)
@@ -755,15 +832,36 @@ class Graph:
         pos = self._pos
         stack = [n.id for n in starts if pos[n.id] <= limit]
         seen = set(stack)
+        all_uses, ctrl_succ = self._uses, (self._ctrl_succ if self._n_ctrl else None)
         while stack:
             n = stack.pop()
             if n in targets:
                 return True
-            for s in self._store.successors(n):
-                if s not in seen and pos[s] <= limit:
-                    seen.add(s)
-                    stack.append(s)
+            for uses in all_uses[n]:  # plain loops: the cycle check runs this per match
+                for s, _ in uses:
+                    if s not in seen and pos[s] <= limit:
+                        seen.add(s)
+                        stack.append(s)
+            if ctrl_succ is not None:
+                for s in ctrl_succ.get(n, ()):
+                    if s not in seen and pos[s] <= limit:
+                        seen.add(s)
+                        stack.append(s)
         return False
+
+    def _successor_ids(self, nid: int) -> list[int]:
+        """Ids reached from ``nid`` by one data or control edge (repeats possible). O(out-degree)."""
+        out = [d for uses in self._uses[nid] for d, _ in uses]
+        if self._n_ctrl:
+            out.extend(self._ctrl_succ.get(nid, ()))
+        return out
+
+    def _predecessor_ids(self, nid: int) -> list[int]:
+        """Ids feeding ``nid`` by one data or control edge (repeats possible). O(in-degree)."""
+        out = [p[0] for p in self._producers[nid] if p is not None]
+        if self._n_ctrl:
+            out.extend(self._ctrl_pred.get(nid, ()))
+        return out
 
     # ------------------------------------------------------------------ subgraphs
     def add_subgraph(self, graph: Graph, *, parent_node: Node | None = None) -> None:
@@ -818,46 +916,24 @@ class Graph:
         clone._next_id = self._next_id
         clone._name_counters = dict(self._name_counters)
         clone._n_ctrl = self._n_ctrl
-        clone._store = self._copy_store()
+        clone._ctrl_succ = {n: dict(succ) for n, succ in self._ctrl_succ.items()}
+        clone._ctrl_pred = {n: dict(pred) for n, pred in self._ctrl_pred.items()}
         for sub in self.subgraphs.values():
             sub_copy = sub.copy()
             sub_copy.parent_graph = clone
             clone.subgraphs[sub_copy.name] = sub_copy
         return clone
 
-    def _copy_store(self) -> nx.MultiDiGraph:
-        """``self._store.copy()`` built directly: same nodes, edges, keys and adjacency order, fresh data dicts."""
-        src = self._store
-        new = _new_store()
-        new.graph.update(src.graph)
-        new_node, new_succ, new_pred = new._node, new._succ, new._pred
-        for n, data in src._node.items():
-            new_node[n] = data.copy() if data else {}
-            new_succ[n] = {}
-            new_pred[n] = {}
-        for u, nbrs in src._succ.items():
-            succ_u = new_succ[u]
-            for v, keydict in nbrs.items():
-                copied = {}
-                for k, d in keydict.items():
-                    copied[k] = d.copy() if d else {}
-                succ_u[v] = copied
-                new_pred[v][u] = copied
-        return new
-
     def all_graphs(self) -> list[Graph]:
         """This graph followed by its subgraphs in name order."""
         return [self, *(self.subgraphs[k] for k in sorted(self.subgraphs))]
 
     def verify(self) -> None:
-        """Check every invariant of the store and its indexes. O(n + e).
+        """Check every invariant of the tables, the indexes and the networkx view (when built). O(n + e).
 
         Raises:
             GraphError: naming the first broken invariant.
         """
-        store = self._store
-        if set(store.nodes) != set(self._nodes):
-            raise GraphError(f"graph {self.name!r}: node store and node table differ")
         if {n.name: i for i, n in self._nodes.items()} != self._by_name:
             raise GraphError(f"graph {self.name!r}: name index is stale")
         by_type: dict[str, set[int]] = {}
@@ -885,23 +961,32 @@ class Graph:
                     use_edges.add((src, sp, dst, dp))
         if data_edges != use_edges:
             raise GraphError(f"graph {self.name!r}: producer table and use lists disagree")
-        store_edges = set()
-        for u, v, k in store.edges(keys=True):
-            if k != (CONTROL_PORT, CONTROL_PORT):
-                store_edges.add((u, k[0], v, k[1]))
+        ctrl_edges = {(u, v) for u, succ in self._ctrl_succ.items() for v in succ}
+        if (ctrl_edges != {(u, v) for v, pred in self._ctrl_pred.items() for u in pred}
+                or not all(self._ctrl_succ.values()) or not all(self._ctrl_pred.values())):
+            raise GraphError(f"graph {self.name!r}: control successor and predecessor tables disagree")
+        if len(ctrl_edges) != self._n_ctrl:
+            raise GraphError(f"graph {self.name!r}: control edge count is stale ({self._n_ctrl} kept, "
+                             f"{len(ctrl_edges)} in the tables)")
+        for src, sp, dst, dp in data_edges:
+            if src not in self._nodes or sp >= len(self._nodes[src].outputs) or dp >= len(self._nodes[dst].inputs):
+                raise GraphError(f"graph {self.name!r}: an edge uses a node or port that does not exist")
+        for u, v in itertools.chain(((e[0], e[2]) for e in data_edges), ctrl_edges):
+            if u not in self._nodes or v not in self._nodes:
+                raise GraphError(f"graph {self.name!r}: an edge ends at a node that does not exist")
             if self._pos[u] >= self._pos[v]:
                 raise GraphError(
                     f"graph {self.name!r}: topological positions break edge "
                     f"{self._nodes[u].name} -> {self._nodes[v].name}"
                 )
-        if store_edges != data_edges:
-            raise GraphError(f"graph {self.name!r}: edge store and producer table disagree")
-        n_ctrl = sum(1 for _u, _v, k in store.edges(keys=True) if k == (CONTROL_PORT, CONTROL_PORT))
-        if n_ctrl != self._n_ctrl:
-            raise GraphError(f"graph {self.name!r}: control edge count is stale ({self._n_ctrl} kept, {n_ctrl} in store)")
-        for src, sp, dst, dp in data_edges:
-            if sp >= len(self._nodes[src].outputs) or dp >= len(self._nodes[dst].inputs):
-                raise GraphError(f"graph {self.name!r}: an edge uses a port that does not exist")
+        store = self._store
+        if store is not None:
+            if set(store.nodes) != set(self._nodes):
+                raise GraphError(f"graph {self.name!r}: the networkx view and the node table differ")
+            view_edges = {(u, k[0], v, k[1]) for u, v, k in store.edges(keys=True)}
+            expected = data_edges | {(u, CONTROL_PORT, v, CONTROL_PORT) for u, v in ctrl_edges}
+            if view_edges != expected or store.number_of_edges() != len(expected):
+                raise GraphError(f"graph {self.name!r}: the networkx view and the edge tables disagree")
         if len(set(self._pos.values())) != len(self._pos) or self._taken != set(self._pos.values()):
             raise GraphError(f"graph {self.name!r}: two nodes share a topological position")
         for sub in self.subgraphs.values():
@@ -930,8 +1015,8 @@ class StagedGraph(Graph):
     """A :class:`Graph` for builders: while nodes are added and linked forward (every data edge from an older
     node to a newer one), only the node table, the name index and a list of the edges are kept.
 
-    The first time anything reads another table (producers, uses, positions, the op-type index, the networkx
-    store, ...), or an edge goes backward, a node is removed or gets an explicit id, the tables are built in one
+    The first time anything reads another table (producers, uses, positions, the op-type index, the control
+    tables, ...), or an edge goes backward, a node is removed or gets an explicit id, the tables are built in one
     go, O(n + e), by indexing the nodes in creation order and replaying the edges in order; the graph then turns
     into a plain :class:`Graph` equal to one built without staging (``successors()`` order included). Builders
     make small graphs per rewrite that the rewriter often consumes straight from the staged form
