@@ -1,4 +1,4 @@
-"""gebench's graph IR: GE semantics on a networkx store.
+"""gebench's graph IR: GE semantics in index tables, with a live networkx view (``Graph.nx_graph``).
 
 Public surface: :class:`Graph` (and :class:`StagedGraph` for builders), :class:`Node`, :class:`TensorDesc`, :class:`TensorValue`,
 :class:`DataType`, :class:`Format`, the text form (:func:`to_text`, :func:`parse_text`) and the errors.
