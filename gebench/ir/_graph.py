@@ -517,30 +517,14 @@ class Graph:
     def successors(self, node: Node) -> list[Node]:
         """Distinct nodes reached by one data or control edge: data consumers by output port and use order, then
         control successors not already listed. O(out-degree)."""
-        nid = node.id
-        seen: dict[int, None] = {}
-        for uses in self._uses[nid]:  # plain loops: the cycle check calls this per match
-            for d, _ in uses:
-                seen[d] = None
-        if self._n_ctrl:
-            for v in self._ctrl_succ.get(nid, ()):
-                seen[v] = None
         nodes = self._nodes
-        return [nodes[v] for v in seen]
+        return [nodes[v] for v in dict.fromkeys(self._successor_ids(node.id))]
 
     def predecessors(self, node: Node) -> list[Node]:
         """Distinct nodes feeding ``node`` by a data or control edge: producers by input port, then control
         predecessors not already listed. O(in-degree)."""
-        nid = node.id
-        seen: dict[int, None] = {}
-        for prod in self._producers[nid]:
-            if prod is not None:
-                seen[prod[0]] = None
-        if self._n_ctrl:
-            for u in self._ctrl_pred.get(nid, ()):
-                seen[u] = None
         nodes = self._nodes
-        return [nodes[u] for u in seen]
+        return [nodes[u] for u in dict.fromkeys(self._predecessor_ids(node.id))]
 
     def data_edges(self) -> list[tuple[Node, int, Node, int]]:
         """Every data edge as (src, src_port, dst, dst_port), ordered by destination position and port."""
@@ -676,11 +660,10 @@ class Graph:
             for nid in self._nodes:
                 _store_add_node(store, nid)
             for nid in self._nodes:
-                succ = self._ctrl_succ.get(nid, ())
                 for sp, uses in enumerate(self._uses[nid]):
                     for did, dp in uses:
                         _store_add_edge(store, nid, did, (sp, dp))
-                for did in succ:
+                for did in self._ctrl_succ.get(nid, ()):
                     _store_add_edge(store, nid, did, _CONTROL_KEY)
             self._store = store
         return store
@@ -832,21 +815,14 @@ class Graph:
         pos = self._pos
         stack = [n.id for n in starts if pos[n.id] <= limit]
         seen = set(stack)
-        all_uses, ctrl_succ = self._uses, (self._ctrl_succ if self._n_ctrl else None)
         while stack:
             n = stack.pop()
             if n in targets:
                 return True
-            for uses in all_uses[n]:  # plain loops: the cycle check runs this per match
-                for s, _ in uses:
-                    if s not in seen and pos[s] <= limit:
-                        seen.add(s)
-                        stack.append(s)
-            if ctrl_succ is not None:
-                for s in ctrl_succ.get(n, ()):
-                    if s not in seen and pos[s] <= limit:
-                        seen.add(s)
-                        stack.append(s)
+            for s in self._successor_ids(n):
+                if s not in seen and pos[s] <= limit:
+                    seen.add(s)
+                    stack.append(s)
         return False
 
     def _successor_ids(self, nid: int) -> list[int]:
