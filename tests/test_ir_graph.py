@@ -1,6 +1,7 @@
 """Unit tests of the IR graph: anchors, edges, indexes, topological positions, copy and verify."""
 
 import copy
+import gc
 import pickle
 
 import networkx as nx
@@ -15,6 +16,7 @@ from gebench.ir import (
     StagedGraph,
     TensorDesc,
     TensorValue,
+    collector_paused,
     to_text,
 )
 
@@ -423,3 +425,23 @@ def test_control_edges_are_kept_in_their_own_tables():
     g._ctrl_succ[d.id] = {r1.id: None}  # one side only: verify names the broken table pair
     with pytest.raises(GraphError, match="control successor and predecessor tables disagree"):
         g.verify()
+
+
+def test_collector_paused_restores_the_collectors_state_also_after_an_error():
+    assert gc.isenabled()
+    with collector_paused():
+        assert not gc.isenabled()
+        with collector_paused():
+            assert not gc.isenabled()
+        assert not gc.isenabled()  # the inner block leaves the outer pause alone
+    assert gc.isenabled()
+    with pytest.raises(GraphError), collector_paused():
+        raise GraphError("boom")
+    assert gc.isenabled()
+    gc.disable()
+    try:
+        with collector_paused():
+            pass
+        assert not gc.isenabled()  # a collector that was off stays off
+    finally:
+        gc.enable()

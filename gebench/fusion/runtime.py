@@ -15,7 +15,6 @@ from __future__ import annotations
 
 import contextlib
 import dataclasses
-import gc
 import logging
 import os
 import threading
@@ -506,18 +505,12 @@ def execute(graph: ir.Graph, descriptors: Sequence[PassDescriptor], *, stages: I
     Returns:
         The :class:`Run`. Never raises for pass failures; those are the run's status.
     """
-    gc_was_on = gc.isenabled()
-    gc.disable()
-    try:
-        with _reflected_operator_lints():
-            return _execute(graph, descriptors, stages=stages, options=options, record_all=record_all,
-                            infer_shapes=infer_shapes, load_errors=load_errors,
-                            run_after_load_error=run_after_load_error, verify_rewrites=verify_rewrites,
-                            keep_snapshots=snapshots, verify=verify, fusion_switch=fusion_switch,
-                            ledger_on=ledger, pre_run_snapshot=pre_run_snapshot)
-    finally:
-        if gc_was_on:
-            gc.enable()
+    with ir.collector_paused(), _reflected_operator_lints():
+        return _execute(graph, descriptors, stages=stages, options=options, record_all=record_all,
+                        infer_shapes=infer_shapes, load_errors=load_errors,
+                        run_after_load_error=run_after_load_error, verify_rewrites=verify_rewrites,
+                        keep_snapshots=snapshots, verify=verify, fusion_switch=fusion_switch,
+                        ledger_on=ledger, pre_run_snapshot=pre_run_snapshot)
 
 
 def _execute(graph: ir.Graph, descriptors: Sequence[PassDescriptor], *, stages: Iterable[Any] | None,

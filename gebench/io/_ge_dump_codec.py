@@ -756,7 +756,15 @@ def decode_model(model: pb.ModelDef, *, source: str, locate: Any = None) -> ir.G
     Raises:
         GeDumpError: the model has no graph, an input names a node that does not exist, a tensor is damaged,
             a subgraph is missing or the edges form a cycle. Nothing is returned in that case.
+
+    Cost: O(nodes + edges + attribute bytes), with the collector's automatic passes paused (see
+    :func:`gebench.ir.collector_paused`).
     """
+    with ir.collector_paused():
+        return _decode_model(model, source=source, locate=locate)
+
+
+def _decode_model(model: pb.ModelDef, *, source: str, locate: Any) -> ir.Graph:
     if not model.graph:
         raise GeDumpError(f"{source}: the ModelDef holds no graph; is this a GE dump of a graph?")
 

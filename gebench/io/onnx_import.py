@@ -11,7 +11,6 @@ GE adds it in graph preparation; ``net_output=False`` leaves it out (the outputs
 from __future__ import annotations
 
 import dataclasses
-import gc
 import logging
 import os
 from collections.abc import Iterable
@@ -96,13 +95,8 @@ def load_onnx(
     """
     # Building tens of thousands of small objects triggers many full cyclic-GC passes that find nothing
     # (the graph holds no garbage cycles yet); pausing the collector roughly halves the import time.
-    was_enabled = gc.isenabled()
-    gc.disable()
-    try:
+    with ir.collector_paused():
         return _load(model, input_format=input_format, net_output=net_output, base_dir=base_dir)
-    finally:
-        if was_enabled:
-            gc.enable()
 
 
 def _load(model: Any, *, input_format: str, net_output: bool, base_dir: Any) -> ir.Graph:

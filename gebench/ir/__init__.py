@@ -5,6 +5,7 @@ Public surface: :class:`Graph` (and :class:`StagedGraph` for builders), :class:`
 """
 
 from ._coerce import as_graph
+from ._collector import collector_paused
 from ._graph import CONTROL_PORT, Graph, StagedGraph
 from ._node import Node
 from ._tensor import UNKNOWN_DIM, UNKNOWN_RANK, TensorDesc, TensorValue, copy_attrs, trusted_desc
@@ -27,6 +28,7 @@ __all__ = [
     "UNKNOWN_DIM",
     "UNKNOWN_RANK",
     "as_graph",
+    "collector_paused",
     "copy_attrs",
     "data_type_from_numpy",
     "numpy_dtype",

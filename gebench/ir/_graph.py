@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import gc
 import itertools
 import logging
 import math
@@ -11,6 +10,7 @@ from typing import Any
 
 import networkx as nx
 
+from ._collector import collector_paused
 from ._node import Node
 from ._tensor import TensorDesc, _default_desc, copy_attrs
 from .errors import CycleError, GraphError
@@ -867,13 +867,8 @@ class Graph:
         The collector's automatic passes are paused during the copy (a copy allocates many objects and frees
         none, so those passes would only rescan it); the previous collector state is restored.
         """
-        gc_was_on = gc.isenabled()
-        gc.disable()
-        try:
+        with collector_paused():
             return self._copy(name)
-        finally:
-            if gc_was_on:
-                gc.enable()
 
     def _copy(self, name: str | None) -> Graph:
         clone = Graph(self.name if name is None else name)

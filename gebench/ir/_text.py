@@ -31,6 +31,7 @@ from typing import Any
 
 import numpy as np
 
+from ._collector import collector_paused
 from ._graph import Graph
 from ._node import Node
 from ._tensor import TensorDesc, TensorValue
@@ -229,11 +230,17 @@ class _Cursor:
 
 
 def parse_text(text: str) -> Graph:
-    """Parse the text form back into a :class:`Graph`.
+    """Parse the text form back into a :class:`Graph`. O(text), with the collector's automatic passes paused
+    (:func:`collector_paused`).
 
     Raises:
         TextFormError: naming the line and column of the first problem.
     """
+    with collector_paused():
+        return _parse_text(text)
+
+
+def _parse_text(text: str) -> Graph:
     root: Graph | None = None
     current: Graph | None = None
     pending: list[tuple[Graph, Node, list, list, int]] = []
