@@ -16,8 +16,8 @@ def collector_paused() -> Iterator[None]:
 
     For work that allocates many objects and frees few or none (importing, parsing, copying or rewriting a
     graph): each automatic pass would rescan the growing graph and find no garbage cycles, which costs about a
-    fifth to a half of such work. Nothing is collected late that a pass would have found: graphs hold no
-    garbage cycles, and the next automatic pass after the block sees everything. O(1).
+    fifth to a half of such work. Garbage cycles made inside the block (graphs make none; code a pass runs might)
+    are left to the first automatic pass after it. O(1).
     """
     was_enabled = gc.isenabled()
     gc.disable()
