@@ -21,7 +21,8 @@ the stage dump is one whole-graph copy. Best of ``--repeat`` rounds, each round 
 onnxscript once (interleaved, so drift in machine speed hits both sides alike); wall clock and process CPU
 time, each the minimum on its own (ratios and targets use CPU time, which is steadier on a shared machine).
 ``gc.collect()`` before each run; the bench leaves the collector on (gebench's runtime pauses it during a run,
-as it does for every caller; onnxscript runs with it on, as its users do).
+as it does for every caller, and ends the pause with the one collection of the young generation the pause
+deferred, inside ``execute`` and so inside the timed region; onnxscript runs with it on, as its users do).
 
 gebench runs in four modes:
 * ``ledger``: the default (``record_all=True``): every candidate, structural mismatches and boundary
