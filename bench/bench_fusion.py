@@ -20,9 +20,9 @@ snapshots and is reported beside it: as ``compile("model.onnx")`` does, the unto
 the stage dump is one whole-graph copy. Best of ``--repeat`` rounds, each round running every mode and
 onnxscript once (interleaved, so drift in machine speed hits both sides alike); wall clock and process CPU
 time, each the minimum on its own (ratios and targets use CPU time, which is steadier on a shared machine).
-``gc.collect()`` before each run; the bench leaves the collector on (gebench's runtime pauses it during a run,
-as it does for every caller, and ends the pause with the one collection of the young generation the pause
-deferred, inside ``execute`` and so inside the timed region; onnxscript runs with it on, as its users do).
+``gc.collect()`` before each run; the collector stays on for both sides, as their users have it (gebench's
+runtime does not pause it; a copy it makes for snapshots pauses it and collects what it made before returning,
+inside the timed region).
 
 gebench runs in four modes:
 * ``ledger``: the default (``record_all=True``): every candidate, structural mismatches and boundary

@@ -22,7 +22,8 @@ class Recorder(FusionBasePass):
         nodes = {n.name: n for n in graph.get_direct_nodes()}
         shape = nodes["input_0"].get_output_desc(0).get_shape() if "input_0" in nodes else None
         relu_shape = [n.get_output_desc(0).get_shape() for n in nodes.values() if n.type == "Relu"]
-        CALLS.append((context.get_pass_name(), graph.name, id(self), id(context), context.get_error_message(),
+        # the instance and the context themselves, not their ids: an id can be reused once its object is freed
+        CALLS.append((context.get_pass_name(), graph.name, self, context, context.get_error_message(),
                       list(relu_shape[0]) if relu_shape else None))
         context.set_error_message("set by " + context.get_pass_name())
         return True
@@ -75,9 +76,9 @@ def test_stage_order_pass_order_instances_contexts_subgraphs(order_file):
         ("y_origin", "root"), ("y_origin", "body"),
     ]
     # one instance per pass per stage run, shared by root and subgraph
-    assert calls[0][2] == calls[1][2] and calls[2][2] == calls[3][2] and calls[0][2] != calls[2][2]
+    assert calls[0][2] is calls[1][2] and calls[2][2] is calls[3][2] and calls[0][2] is not calls[2][2]
     # one context per stage run; an earlier pass's error message is not cleared
-    assert calls[0][3] == calls[2][3] and calls[0][3] != calls[4][3]
+    assert calls[0][3] is calls[2][3] and calls[0][3] is not calls[4][3]
     assert calls[2][4] == "set by B_first" and calls[4][4] == ""
     # inference ran between BeforeInferShape and AfterInferShape
     assert calls[0][5] == [] and calls[4][5] == [3, 5]
