@@ -202,7 +202,8 @@ class Graph:
         node.id = node_id = self._next_id
         self._next_id = node_id + 1
         node._name = name
-        node.subgraph_names = []
+        if node.subgraph_names:  # an empty list is taken over as it is (one object less per adopted node)
+            node.subgraph_names = []
         node._graph = self
         self._register(node, node_id, name, node._op_type)
         return node
