@@ -865,8 +865,9 @@ class Graph:
     def copy(self, name: str | None = None) -> Graph:
         """A deep copy with the same node ids, names, positions and subgraphs. O(n + e).
 
-        The collector's automatic passes are paused during the copy (a copy allocates many objects and frees
-        none, so those passes would only rescan it); the previous collector state is restored.
+        Runs inside :func:`collector_paused` (a copy allocates many objects and frees none, so the collector's
+        automatic passes would only rescan it): what it made is collected once at the end, and the previous
+        collector state is restored.
         """
         with collector_paused():
             return self._copy(name)
