@@ -210,7 +210,7 @@ class Graph:
 
     def clear(self) -> None:
         """Forget every node, edge and subgraph (the graph becomes empty; node ids keep growing). Node objects
-        that were in it are left as they are. O(1)."""
+        that were in it are left as they are; a staged graph stays staged. O(1)."""
         self._nodes = {}
         self._by_name = {}
         self.subgraphs = {}
@@ -997,18 +997,11 @@ class StagedGraph(Graph):
     has a ``__getattr__``: attribute reads on plain graphs keep the interpreter's fast path.
     """
 
-    def __init__(self, name: str = "graph") -> None:
-        self.name = name
-        self.attrs: dict[str, Any] = {}
+    def _empty_tables(self) -> None:
+        """The one table a staged graph keeps besides the node table and the name index (``__init__`` and
+        ``clear`` call this; the others are built on first read, by :meth:`_unstage`)."""
         # the data edges added so far, in order, as (src id, src port, dst id, dst port)
         self._staged_edges: list[tuple[int, int, int, int]] = []
-        self._nodes: dict[int, Node] = {}
-        self._by_name: dict[str, int] = {}
-        self.subgraphs: dict[str, Graph] = {}
-        self._next_id = 0
-        self._name_counters: dict[str, int] = {}
-        self.parent_graph: Graph | None = None
-        self.parent_node_name: str = ""
 
     def __getattr__(self, attr: str) -> Any:
         # only reached for attributes that are not set: the tables, built on first read
@@ -1058,10 +1051,3 @@ class StagedGraph(Graph):
             return
         self._unstage()
         Graph.add_edge_trusted(self, src, src_port, dst, dst_port)
-
-    def clear(self) -> None:
-        """Forget every node and edge; the graph stays staged. O(1)."""
-        self._staged_edges = []
-        self._nodes = {}
-        self._by_name = {}
-        self.subgraphs = {}
