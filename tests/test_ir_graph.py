@@ -19,6 +19,9 @@ from gebench.ir import (
     collector_paused,
     to_text,
 )
+from gebench.ir._graph import _STAGED_TABLES
+from gebench.ir._node import NO_SUBGRAPHS
+from gebench.ops import make_node
 
 
 def _chain(n: int = 3) -> tuple[Graph, list]:
@@ -207,6 +210,28 @@ def test_anchor_helpers():
     g.verify()
 
 
+
+def test_nodes_share_anchor_name_lists_and_the_graph_never_changes_one_in_place():
+    g = Graph("g")
+    a = make_node(g, "ConcatV2", dynamic_inputs={"x": 2})
+    b = make_node(g, "ConcatV2", dynamic_inputs={"x": 2})
+    assert a.input_names is b.input_names  # one list per op layout
+    shared = list(a.input_names)
+    g.add_input_anchor(a, name="x2")
+    g.add_output_anchor(a, name="extra")
+    assert a.input_names == [*shared, "x2"] and b.input_names == shared
+    assert a.output_names == ["y", "extra"] and b.output_names == ["y"]
+    g.remove_last_input_anchor(a)
+    assert a.input_names == shared and a.input_names is not b.input_names
+    clone = g.copy()
+    clone.add_input_anchor(clone.node_by_name(b.name), name="x2")
+    assert b.input_names == shared
+    body, _ = _chain(1)
+    body.name = "body"
+    g.add_subgraph(body, parent_node=a)
+    assert a.subgraph_names == ["body"] and b.subgraph_names == [] and NO_SUBGRAPHS == []
+    g.verify()
+
 def test_subgraphs_are_copied_and_verified():
     g, (_d, r0, _r1, _r2) = _chain()
     body, _ = _chain(1)
@@ -277,6 +302,24 @@ def test_a_staged_graph_builds_its_tables_on_first_read_exactly_as_an_eager_one(
     lazy.verify()
     assert to_text(lazy) == to_text(eager)
 
+
+
+@pytest.mark.parametrize("table", sorted(_STAGED_TABLES))
+def test_reading_any_table_of_a_staged_graph_builds_them_all(table):
+    eager = _build_sequence(Graph("g"))
+    lazy = _build_sequence(StagedGraph("g"))
+    value = getattr(lazy, table)  # the first read of any one table builds every table
+    assert type(lazy) is Graph and not lazy.staged
+    if table != "_store":  # the networkx view is built on its own first access, on either graph
+        assert value == getattr(eager, table)
+    assert _tables(lazy) == _tables(eager)
+
+
+def test_a_staged_graph_has_no_getattr_hook():
+    # a class with __getattr__ loses the interpreter's specialised attribute reads; the tables are descriptors
+    assert "__getattr__" not in vars(StagedGraph)
+    with pytest.raises(AttributeError, match="no_such_attribute"):
+        _ = StagedGraph("g").no_such_attribute
 
 def test_a_backward_edge_or_an_explicit_id_ends_staging_and_keeps_the_graph_right():
     g = StagedGraph("g")

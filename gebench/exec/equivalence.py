@@ -389,7 +389,7 @@ def _build_region(graph: ir.Graph, nodes: list[ir.Node], input_keys: list[tuple[
             if sg in root.subgraphs and sg not in sub.subgraphs:
                 sub.add_subgraph(root.subgraphs[sg].copy(), parent_node=c)
             elif sg not in c.subgraph_names:
-                c.subgraph_names.append(sg)
+                c.subgraph_names = [*c.subgraph_names, sg]
     for n in nodes:
         for port, prod in enumerate(graph.producers(n)):
             if prod is None:

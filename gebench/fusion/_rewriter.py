@@ -475,8 +475,8 @@ def _apply(graph: Graph, replacement: Graph, plan: _Plan, pass_name: str, adopt:
                 attrs = copy_attrs(rn.attrs) if rn.attrs else {}
                 attrs[ORIGIN_NAMES_ATTR] = list(origin_names)
                 node = graph.add_node_trusted(rn.op_type, name, attrs, list(map(TensorDesc.copy, rn.inputs)),
-                                             list(map(TensorDesc.copy, rn.outputs)), list(rn.input_names),
-                                             list(rn.output_names))
+                                             list(map(TensorDesc.copy, rn.outputs)), rn.input_names,
+                                             rn.output_names)  # name lists are never changed in place
             renamed[old_name] = name
             node.provenance = pass_name
             created.append(node)

@@ -11,7 +11,7 @@ from typing import Any
 import networkx as nx
 
 from ._collector import collector_paused
-from ._node import Node
+from ._node import NO_SUBGRAPHS, Node
 from ._tensor import TensorDesc, _default_desc, copy_attrs
 from .errors import CycleError, GraphError
 
@@ -202,8 +202,7 @@ class Graph:
         node.id = node_id = self._next_id
         self._next_id = node_id + 1
         node._name = name
-        if node.subgraph_names:  # an empty list is taken over as it is (one object less per adopted node)
-            node.subgraph_names = []
+        node.subgraph_names = NO_SUBGRAPHS
         node._graph = self
         self._register(node, node_id, name, node._op_type)
         return node
@@ -227,7 +226,7 @@ class Graph:
         node.outputs = outputs
         node.input_names = input_names
         node.output_names = output_names
-        node.subgraph_names = []
+        node.subgraph_names = NO_SUBGRAPHS
         node.provenance = ""
         node._graph = self
         self._register(node, node_id, name, op_type)
@@ -343,7 +342,7 @@ class Graph:
         """Append an input anchor to ``node``; returns its index."""
         self._check_mine(node)
         node.inputs.append(desc.copy() if desc is not None else TensorDesc())
-        node.input_names.append(name)
+        node.input_names = [*node.input_names, name]  # a new list: name lists may be shared (see Node)
         self._producers[node.id].append(None)
         return len(node.inputs) - 1
 
@@ -351,7 +350,7 @@ class Graph:
         """Append an output anchor to ``node``; returns its index."""
         self._check_mine(node)
         node.outputs.append(desc.copy() if desc is not None else TensorDesc())
-        node.output_names.append(name)
+        node.output_names = [*node.output_names, name]
         self._uses[node.id].append([])
         return len(node.outputs) - 1
 
@@ -363,7 +362,7 @@ class Graph:
         if self._producers[node.id][-1] is not None:
             raise GraphError(f"input {len(node.inputs) - 1} of {node.name!r} is still connected; remove its edge first")
         node.inputs.pop()
-        node.input_names.pop()
+        node.input_names = node.input_names[:-1]
         self._producers[node.id].pop()
 
     # ------------------------------------------------------------------ lookups
@@ -849,7 +848,7 @@ class Graph:
         if parent_node is not None:
             graph.parent_node_name = parent_node.name
             if graph.name not in parent_node.subgraph_names:
-                parent_node.subgraph_names.append(graph.name)
+                parent_node.subgraph_names = [*parent_node.subgraph_names, graph.name]
         self.subgraphs[graph.name] = graph
 
     def remove_subgraph(self, name: str) -> Graph:
@@ -984,6 +983,23 @@ class Graph:
         return to_text(self)
 
 
+class _BuiltOnRead:
+    """A :class:`StagedGraph` table (one of :data:`_STAGED_TABLES`): reading it builds every table and turns the
+    graph into a plain :class:`Graph`, whose instance attributes then answer every later read. A non-data
+    descriptor, so assignments go to the instance as usual."""
+
+    __slots__ = ("attr",)
+
+    def __init__(self, attr: str) -> None:
+        self.attr = attr
+
+    def __get__(self, graph: StagedGraph | None, owner: type | None = None) -> Any:
+        if graph is None:
+            return self
+        graph._unstage()
+        return graph.__dict__[self.attr]
+
+
 class StagedGraph(Graph):
     """A :class:`Graph` for builders: while nodes are added and linked forward (every data edge from an older
     node to a newer one), only the node table, the name index and a list of the edges are kept.
@@ -993,8 +1009,10 @@ class StagedGraph(Graph):
     go, O(n + e), by indexing the nodes in creation order and replaying the edges in order; the graph then turns
     into a plain :class:`Graph` equal to one built without staging (``successors()`` order included). Builders
     make small graphs per rewrite that the rewriter often consumes straight from the staged form
-    (:meth:`nodes_in_creation_order`, :meth:`staged_edges`), so those never build the tables. Only this class
-    has a ``__getattr__``: attribute reads on plain graphs keep the interpreter's fast path.
+    (:meth:`nodes_in_creation_order`, :meth:`staged_edges`), so those never build the tables. The tables are
+    class-level :class:`_BuiltOnRead` descriptors rather than a ``__getattr__``: a class with ``__getattr__``
+    loses the interpreter's specialised attribute reads (about 3.5x slower per read, measured on 3.11), and a
+    builder reads its graph's attributes some 75 times per replacement.
     """
 
     def _empty_tables(self) -> None:
@@ -1002,13 +1020,6 @@ class StagedGraph(Graph):
         ``clear`` call this; the others are built on first read, by :meth:`_unstage`)."""
         # the data edges added so far, in order, as (src id, src port, dst id, dst port)
         self._staged_edges: list[tuple[int, int, int, int]] = []
-
-    def __getattr__(self, attr: str) -> Any:
-        # only reached for attributes that are not set: the tables, built on first read
-        if attr not in _STAGED_TABLES or "_staged_edges" not in self.__dict__:
-            raise AttributeError(f"{type(self).__name__!r} object has no attribute {attr!r}")
-        self._unstage()
-        return self.__dict__[attr]
 
     def _unstage(self) -> None:
         """Build the tables (nodes indexed in creation order, then the edges replayed) and become a Graph."""
@@ -1051,3 +1062,8 @@ class StagedGraph(Graph):
             return
         self._unstage()
         Graph.add_edge_trusted(self, src, src_port, dst, dst_port)
+
+
+for _table in _STAGED_TABLES:
+    setattr(StagedGraph, _table, _BuiltOnRead(_table))
+del _table

@@ -10,9 +10,12 @@ from ._tensor import TensorDesc, copy_attrs
 if TYPE_CHECKING:
     from ._graph import Graph
 
-__all__ = ["Node"]
+__all__ = ["Node", "NO_SUBGRAPHS"]
 
 _new_object = object.__new__
+
+#: The ``subgraph_names`` of every node that owns no subgraph (one shared, never-changed empty list).
+NO_SUBGRAPHS: list[str] = []
 _copy_desc = TensorDesc.copy
 
 
@@ -25,6 +28,11 @@ class Node:
     ``inputs[i]``/``outputs[i]`` are the descs of input/output anchor ``i``; ``input_names`` and
     ``output_names`` run parallel to them (``""`` where unknown). Anchors are added or dropped only
     through the graph. ``provenance`` names the pass that created the node (``""`` for original nodes).
+
+    ``input_names``, ``output_names`` and ``subgraph_names`` may be shared with other nodes (builders hand
+    every node of an op type the same name lists; nodes without subgraphs share :data:`NO_SUBGRAPHS`): they are
+    never changed in place. Code that changes one assigns a new list (``node.input_names = [*old, name]``),
+    as the graph's anchor and subgraph methods do.
     """
 
     __slots__ = ("id", "_name", "_op_type", "attrs", "inputs", "outputs", "input_names", "output_names",
@@ -90,9 +98,9 @@ class Node:
         clone.attrs = copy_attrs(self.attrs)
         clone.inputs = list(map(_copy_desc, self.inputs))  # map: no comprehension call on Python 3.11
         clone.outputs = list(map(_copy_desc, self.outputs))
-        clone.input_names = self.input_names.copy()
-        clone.output_names = self.output_names.copy()
-        clone.subgraph_names = self.subgraph_names.copy()
+        clone.input_names = self.input_names  # never changed in place (see the class docstring): shared
+        clone.output_names = self.output_names
+        clone.subgraph_names = self.subgraph_names
         clone.provenance = self.provenance
         return clone
 

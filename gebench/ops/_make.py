@@ -48,14 +48,16 @@ def _expand(schema: OpSchema, defs: tuple[Any, ...], counts: Mapping[str, int], 
 #: (op type, dynamic input counts, dynamic output counts) -> (schema, input names, optional-input flags,
 #: output names). An entry is used only while the catalogue still returns the same schema object, which for a
 #: catalogue op is always (those go to ``_FIXED_LAYOUTS`` and are used without asking the catalogue again).
-_LAYOUTS: dict[Any, tuple[OpSchema, tuple[str, ...], tuple[bool, ...], tuple[str, ...]]] = {}
-_FIXED_LAYOUTS: dict[Any, tuple[OpSchema, tuple[str, ...], tuple[bool, ...], tuple[str, ...]]] = {}
+#: The name lists are handed to every node made with that layout (``Node`` never changes its anchor-name lists
+#: in place; see its docstring), so callers must not change them either.
+_Layout = tuple[OpSchema, list[str], tuple[bool, ...], list[str]]
+_LAYOUTS: dict[Any, _Layout] = {}
+_FIXED_LAYOUTS: dict[Any, _Layout] = {}
 _LAYOUTS_MAX = 4096
 
 
 def _layout(op_type: str, dynamic_inputs: Mapping[str, int] | None,
-            dynamic_outputs: Mapping[str, int] | None) -> tuple[OpSchema, tuple[str, ...], tuple[bool, ...],
-                                                                tuple[str, ...]]:
+            dynamic_outputs: Mapping[str, int] | None) -> _Layout:
     key: Any
     if not dynamic_inputs and not dynamic_outputs:
         key = op_type
@@ -75,7 +77,7 @@ def _layout(op_type: str, dynamic_inputs: Mapping[str, int] | None,
         return cached
     in_names, out_names = anchor_names(schema, dynamic_inputs, dynamic_outputs)
     kinds = {d.name: d.kind for d in schema.inputs}
-    entry = (schema, tuple(in_names), tuple(kinds.get(n) == "optional" for n in in_names), tuple(out_names))
+    entry = (schema, in_names, tuple(kinds.get(n) == "optional" for n in in_names), out_names)
     if key:
         table = _FIXED_LAYOUTS if is_builtin_schema(schema) else _LAYOUTS
         if len(table) >= _LAYOUTS_MAX:
@@ -109,7 +111,7 @@ def make_node(graph: Graph, op_type: str, *, name: str | None = None,
     for _ in out_names:
         out_descs.append(_default_desc())
     return graph.add_node_trusted(op_type, name, dict(attrs) if attrs else {}, in_descs, out_descs,
-                                 list(in_names), list(out_names))
+                                 in_names, out_names)
 
 
 def _make_node_fed(graph: Graph, op_type: str, name: str | None, attrs: dict[str, Any] | None,
@@ -133,7 +135,7 @@ def _make_node_fed(graph: Graph, op_type: str, name: str | None, attrs: dict[str
     for _ in out_names:
         out_descs.append(_default_desc())
     return graph.add_node_trusted(op_type, name, attrs if attrs is not None else {}, in_descs, out_descs,
-                                 list(in_names), list(out_names))
+                                 in_names, out_names)
 
 
 def with_defaults(schema: OpSchema, attrs: Mapping[str, Any] | None = None) -> dict[str, Any]:

@@ -146,6 +146,10 @@ def _has_dynamic_inputs(schema: ops.OpSchema) -> bool:
 
 _DT_FLOAT = DataType.DT_FLOAT
 _FORMAT_ND = Format.FORMAT_ND
+# anchor-name lists shared by the nodes a builder makes (IR nodes never change them in place)
+_DATA_INPUT_NAMES = ["x"]
+_DATA_OUTPUT_NAMES = ["y"]
+_NO_NAMES: list[str] = []
 
 #: ge.graph DataType -> the IR member, converted once per dtype (scalar Consts are made per rewrite).
 _IR_DTYPES: dict[DataType, ir.DataType] = {}
@@ -302,8 +306,8 @@ class GraphBuilder:
             value = ir.TensorValue(dtype, np.array(values, dtype=ir.numpy_dtype(dtype)).reshape(shape))
             desc = ir.TensorDesc.of(dtype, shape, Format.FORMAT_ND)
         out_names = _layout("Const", None, None)[3]  # Const has no inputs
-        node = self._graph.add_node_trusted("Const", self._next_name("Const"), {"value": value}, [], [desc], [],
-                                            list(out_names))
+        node = self._graph.add_node_trusted("Const", self._next_name("Const"), {"value": value}, [], [desc],
+                                            _NO_NAMES, out_names)
         if _SCOPES.attrs or _SCOPES.deps:
             self._apply_scopes(node)
         return TensorHolder._create(self, node, 0)
@@ -365,7 +369,7 @@ class GraphBuilder:
             raise RuntimeError(f"Failed to create input: {why}")
         desc = ir.TensorDesc.of(data_type, dims, format) if dims else trusted_desc(data_type, (), format, format, ())
         node = self._graph.add_node_trusted(type_str.value, node_name, {"index": index}, [desc], [desc.copy()],
-                                           ["x"], ["y"])
+                                           _DATA_INPUT_NAMES, _DATA_OUTPUT_NAMES)
         self._inputs[index] = node
         self._apply_scopes(node)
         return self._holder(node)
@@ -382,7 +386,8 @@ class GraphBuilder:
         try:
             node = self._graph.add_node_trusted("Data", f"input_{index}", {"index": index},
                                                 [trusted_desc(_DT_FLOAT, (), _FORMAT_ND, _FORMAT_ND, ())],
-                                                [trusted_desc(_DT_FLOAT, (), _FORMAT_ND, _FORMAT_ND, ())], ["x"], ["y"])
+                                                [trusted_desc(_DT_FLOAT, (), _FORMAT_ND, _FORMAT_ND, ())],
+                                                _DATA_INPUT_NAMES, _DATA_OUTPUT_NAMES)
         except ir.GraphError:  # the name is taken: the checked path raises GE's error
             return self.create_input(index)
         self._inputs[index] = node
@@ -636,8 +641,8 @@ class GraphBuilder:
         for src, port in sources:
             in_descs.append(src.outputs[port].copy())
         _, in_names, _, out_names = _layout("NetOutput", {"x": count}, None)
-        net = graph.add_node_trusted("NetOutput", f"NetOutput_{self._name}", {}, in_descs, [], list(in_names),
-                                     list(out_names))
+        net = graph.add_node_trusted("NetOutput", f"NetOutput_{self._name}", {}, in_descs, [], in_names,
+                                     out_names)
         link = graph.add_edge_trusted  # net is new with `count` unfed inputs; every source is a node of ours
         for k, (src, port) in enumerate(sources):
             link(src, port, net, k)
