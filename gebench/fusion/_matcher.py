@@ -169,7 +169,7 @@ class Matcher:
         assert self._candidates is not None
         types, candidates = self._types, self._candidates
         for node in g.nodes_from_id(self._scanned_id):
-            if node.op_type in types:
+            if node._op_type in types:
                 candidates.append(node)
         self._scanned_id = g.next_node_id
 
@@ -193,7 +193,7 @@ class Matcher:
         while self._cursor < len(cands):
             node = cands[self._cursor]
             self._cursor += 1
-            if node not in g or node.op_type not in self._types:
+            if node not in g or node._op_type not in self._types:
                 continue
             match = self._match_anchor(node)
             if match is not None:
@@ -396,8 +396,8 @@ class Matcher:
                     if got.dtype != want.dtype or got.shape != want.shape or got.to_bytes() != want.to_bytes():
                         return MismatchKind.CONST_VALUE, _value_text(want), _value_text(got)
             return None
-        if not (self.ir_attr_match and inner) and t.op_type != pn.op_type:
-            return MismatchKind.OP_TYPE, pn.op_type, t.op_type
+        if not (self.ir_attr_match and inner) and t._op_type != pn.op_type:
+            return MismatchKind.OP_TYPE, pn.op_type, t._op_type
         if self.ir_attr_match:
             want_attrs = self._pattern_attrs.get(pn.id)
             if want_attrs is None:

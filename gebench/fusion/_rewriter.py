@@ -176,7 +176,7 @@ def _plan(graph: Graph, boundary: Boundary, replacement: Graph, check_self_conta
     for n in rnodes:
         if n.subgraph_names:
             has_subgraphs = True
-        op_type = n.op_type
+        op_type = n._op_type
         if op_type == DATA_TYPE:
             data_nodes.append(n)
         elif op_type == NETOUTPUT_TYPE:
@@ -282,11 +282,11 @@ def _plan(graph: Graph, boundary: Boundary, replacement: Graph, check_self_conta
                 ctrl_succs.setdefault(s.id, s)
 
     # ---- names
-    origin_names = [n.name for n in in_order]
+    origin_names = [n._name for n in in_order]
     joined = "_".join(origin_names)
     names: list[str] = []
     for rn in body:  # the counter makes them distinct; _apply skips any a graph node already has
-        names.append(_new_name(rn.name, joined))
+        names.append(_new_name(rn._name, joined))
 
     plan = _Plan(producers, region, removed, body, in_edges, body_edges, out_sources, moves,
                  list(ctrl_preds.values()), list(ctrl_succs.values()), names, body_ctrl, origin_names, removed_ids)
@@ -460,7 +460,7 @@ def _apply(graph: Graph, replacement: Graph, plan: _Plan, pass_name: str, adopt:
     renamed: dict[str, str] = {}
     try:
         for rn, name in zip(plan.body, plan.names, strict=True):
-            old_name = rn.name
+            old_name = rn._name
             if adopt:
                 rn.attrs[ORIGIN_NAMES_ATTR] = list(origin_names)
                 while True:

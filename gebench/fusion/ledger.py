@@ -301,7 +301,7 @@ class LedgerRecorder:
     def structural_mismatch(self, anchor_node: Any, failure: tuple[Any, ...], bound_count: int) -> None:
         # the record is built when the ledger is first read (most runs reject many candidates; names and op
         # types of target nodes do not change during a run); near-misses are kept now
-        self.ledger.append_deferred(self._mismatch_record, anchor_node.id, anchor_node.name, failure)
+        self.ledger.append_deferred(self._mismatch_record, anchor_node.id, anchor_node._name, failure)
         if self.ledger.wants_near_miss(self.pattern_name, bound_count):
             detail = mismatch_detail(failure)
             self.ledger.note_near_miss(NearMiss(

@@ -145,7 +145,7 @@ class _Recorder:
                 names.append(n[1])
             else:
                 ids.append(n.id)
-                names.append(n.name)
+                names.append(n._name)
         record = ledger.CandidateRecord(  # positional: this runs per candidate (fields in declaration order)
             self.desc.pass_name, self.stage, self.graph.name,
             self.pattern_name if pattern_name is None else pattern_name, ledger.STATUS_BY_NAME[status_name],
@@ -198,7 +198,7 @@ def _capture_list(match: Any) -> list[list[Any]]:
             out.append([None, None, None])
             continue
         node, port = bound
-        out.append([node.id, node.name, int(cap.port if port is None else port)])
+        out.append([node.id, node._name, int(cap.port if port is None else port)])
     return out
 
 

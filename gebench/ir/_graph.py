@@ -876,10 +876,10 @@ class Graph:
         clone.attrs = copy_attrs(self.attrs)
         clone.parent_node_name = self.parent_node_name
         for nid, node in self._nodes.items():
-            c = node._clone_into(clone, nid, node.name)
+            c = node._clone_into(clone, nid, node._name)
             clone._nodes[nid] = c
-            clone._by_name[c.name] = nid
-            clone._by_type.setdefault(c.op_type, {})[nid] = None
+            clone._by_name[c._name] = nid
+            clone._by_type.setdefault(c._op_type, {})[nid] = None
             clone._producers[nid] = self._producers[nid].copy()
             clone._uses[nid] = list(map(list, self._uses[nid]))
         clone._pos = dict(self._pos)
