@@ -9,7 +9,7 @@ import pytest
 
 from gebench import ir
 from gebench.ge import es as ge_es
-from gebench.ge.es import GraphBuilder, TensorHolder
+from gebench.ge.es import GraphBuilder, TensorHolder, graph_builder
 from gebench.ge.es import all as es
 from gebench.ge.es.graph_builder import InputType, attr_scope, control_dependency_scope
 from gebench.ge.es.tensor_like import convert_to_tensor_holder, resolve_builder
@@ -225,6 +225,12 @@ def test_scopes_apply_to_every_node_nest_and_are_thread_local() -> None:
     with pytest.raises(ValueError):
         with attr_scope({"bad": []}):
             pass
+    with pytest.raises(KeyError):
+        with attr_scope({"k": 3}), control_dependency_scope([x]):
+            raise KeyError("inside")
+    # nodes test a count of open scopes before the thread-local state: it is back to 0 after every exit
+    assert graph_builder._OPEN_SCOPES == [0]
+    assert "k" not in es.Relu(GraphBuilder().create_input(0))._ir_node.attrs
 
 
 def test_tensor_holder_basics() -> None:

@@ -50,6 +50,21 @@ class _ScopeState(threading.local):
 
 
 _SCOPES = _ScopeState()
+# scopes open in any thread: [count]. Node creation tests this plain list before the thread-local state, whose
+# attribute reads cost several times more and would be paid for every node of every replacement.
+_OPEN_SCOPES = [0]
+_OPEN_SCOPES_LOCK = threading.Lock()
+
+
+@contextlib.contextmanager
+def _scope_open() -> Iterator[None]:
+    with _OPEN_SCOPES_LOCK:
+        _OPEN_SCOPES[0] += 1
+    try:
+        yield
+    finally:
+        with _OPEN_SCOPES_LOCK:
+            _OPEN_SCOPES[0] -= 1
 
 
 @contextlib.contextmanager
@@ -65,7 +80,8 @@ def attr_scope(attr_maps: dict[str, Any]) -> Iterator[None]:
     converted = {k: _AttrValue.to_ir(v, f"attr_scope attr {k!r}") for k, v in attr_maps.items()}
     _SCOPES.attrs.append(converted)
     try:
-        yield
+        with _scope_open():
+            yield
     finally:
         _SCOPES.attrs.pop()
 
@@ -82,7 +98,8 @@ def control_dependency_scope(tensors: list[TensorHolder]) -> Iterator[None]:
         raise TypeError(f"control_dependency_scope expects a list of TensorHolder, got {tensors!r}")
     _SCOPES.deps.append(list(tensors))
     try:
-        yield
+        with _scope_open():
+            yield
     finally:
         _SCOPES.deps.pop()
 
@@ -233,7 +250,7 @@ class GraphBuilder:
 
     def _apply_scopes(self, node: ir.Node) -> None:
         scopes = _SCOPES
-        if not scopes.attrs and not scopes.deps:
+        if not _OPEN_SCOPES[0] or (not scopes.attrs and not scopes.deps):
             return
         for attrs in _SCOPES.attrs:
             for key, value in attrs.items():
@@ -293,7 +310,7 @@ class GraphBuilder:
             except ir.GraphError as exc:
                 raise RuntimeError(f"{schema.op_type} subgraph {slot!r}: {exc}") from exc
             graph._invalidate()
-        if _SCOPES.attrs or _SCOPES.deps:
+        if _OPEN_SCOPES[0] and (_SCOPES.attrs or _SCOPES.deps):
             self._apply_scopes(node)
         return node
 
@@ -308,7 +325,7 @@ class GraphBuilder:
         out_names = _layout("Const", None, None)[3]  # Const has no inputs
         node = self._graph.add_node_trusted("Const", self._next_name("Const"), {"value": value}, [], [desc],
                                             _NO_NAMES, out_names)
-        if _SCOPES.attrs or _SCOPES.deps:
+        if _OPEN_SCOPES[0] and (_SCOPES.attrs or _SCOPES.deps):
             self._apply_scopes(node)
         return TensorHolder._create(self, node, 0)
 
@@ -391,7 +408,7 @@ class GraphBuilder:
         except ir.GraphError:  # the name is taken: the checked path raises GE's error
             return self.create_input(index)
         self._inputs[index] = node
-        if _SCOPES.attrs or _SCOPES.deps:
+        if _OPEN_SCOPES[0] and (_SCOPES.attrs or _SCOPES.deps):
             self._apply_scopes(node)
         return TensorHolder._create(self, node, 0)
 
