@@ -973,7 +973,7 @@ def _post_replacement_lints(rec: _Recorder, session: _Session, boundary: Any, re
                  "GE fails the rewrite (Data count != boundary inputs): touch every inputs[i]",
                  source=source, nodes=nodes,
                  detail={"touched": session.expression_inputs, "boundary_inputs": len(boundary.inputs)})
-    stage = getattr(rec.desc.stage, "value", "")
+    stage = rec.stage
     if stage in _INFERRED_STAGES and not any(g is replacement_ir for g in session.infer_shape_graphs):
         source = _function_source(rec.desc.cls.replacement)
         rec.lint("missing_infer_shape",
