@@ -152,7 +152,7 @@ class _Recorder:
             reason, ids, names, captures or [],
             self.pattern_source if pattern_source is None else pattern_source,
             self.hook_source if hook_source is None else hook_source,
-            meet_result, exception, list(removed), list(added), dict(detail or {}))
+            meet_result, exception, tuple(removed), tuple(added), dict(detail or {}))
         self.run.ledger.append(record)
         if self.run.verify_rewrites and status_name == "REPLACED":
             self.graph.verify()
@@ -188,17 +188,19 @@ class _Recorder:
             self._ledger_recorder().boundary_violation(match_nodes, escaping_node, detail)
 
 
-def _capture_list(match: Any) -> list[list[Any]]:
-    """``[target id, name, port]`` per capture of ``match`` (``Match.captured`` inlined; Nones when unbound)."""
+def _capture_list(match: Any) -> list[tuple[Any, Any, Any]]:
+    """``(target id, name, port)`` per capture of ``match`` (``Match.captured`` inlined; Nones when unbound).
+    Tuples: a tuple of atoms leaves the collector's young generation after one pass, a list would be scanned
+    again in the next one."""
     out = []
     bindings = match.bindings
     for cap in match.pattern.captures:
         bound = bindings.get(cap.node_id)
         if bound is None:
-            out.append([None, None, None])
+            out.append((None, None, None))
             continue
         node, port = bound
-        out.append([node.id, node._name, int(cap.port if port is None else port)])
+        out.append((node.id, node._name, int(cap.port if port is None else port)))
     return out
 
 
