@@ -127,6 +127,7 @@ class _Plan:
     names: list[str]
     body_ctrl: list[tuple[int, int]]  # control edges between body nodes, as body indices
     origin_names: list[str]
+    joined_origin: str  # the origin names joined by "_" (the middle of every new name)
     removed_ids: set[int]
 
 
@@ -289,7 +290,8 @@ def _plan(graph: Graph, boundary: Boundary, replacement: Graph, check_self_conta
         names.append(_new_name(rn._name, joined))
 
     plan = _Plan(producers, region, removed, body, in_edges, body_edges, out_sources, moves,
-                 list(ctrl_preds.values()), list(ctrl_succs.values()), names, body_ctrl, origin_names, removed_ids)
+                 list(ctrl_preds.values()), list(ctrl_succs.values()), names, body_ctrl, origin_names, joined,
+                 removed_ids)
     cycle = _cycle_witness(graph, plan, removed_ids) if known_region is None else None
     if cycle is not None:
         raise RewriteError(RewriteReason.WOULD_CREATE_CYCLE,
@@ -468,10 +470,10 @@ def _apply(graph: Graph, replacement: Graph, plan: _Plan, pass_name: str, adopt:
                         node = graph.adopt_node(rn, name)  # checks the name before it changes anything
                         break
                     except GraphError:  # a node of the graph already has that name: take the next one
-                        name = _new_name(old_name, "_".join(origin_names))
+                        name = _new_name(old_name, plan.joined_origin)
             else:
                 while graph.find(name) is not None:
-                    name = _new_name(old_name, "_".join(origin_names))
+                    name = _new_name(old_name, plan.joined_origin)
                 attrs = copy_attrs(rn.attrs) if rn.attrs else {}
                 attrs[ORIGIN_NAMES_ATTR] = list(origin_names)
                 node = graph.add_node_trusted(rn.op_type, name, attrs, list(map(TensorDesc.copy, rn.inputs)),
