@@ -166,7 +166,6 @@ _FORMAT_ND = Format.FORMAT_ND
 # anchor-name lists shared by the nodes a builder makes (IR nodes never change them in place)
 _DATA_INPUT_NAMES = ["x"]
 _DATA_OUTPUT_NAMES = ["y"]
-_NO_NAMES: list[str] = []
 
 #: ge.graph DataType -> the IR member, converted once per dtype (scalar Consts are made per rewrite).
 _IR_DTYPES: dict[DataType, ir.DataType] = {}
@@ -322,9 +321,9 @@ class GraphBuilder:
         else:
             value = ir.TensorValue(dtype, np.array(values, dtype=ir.numpy_dtype(dtype)).reshape(shape))
             desc = ir.TensorDesc.of(dtype, shape, Format.FORMAT_ND)
-        out_names = _layout("Const", None, None)[3]  # Const has no inputs
+        _, in_names, _, out_names = _layout("Const", None, None)  # Const has no inputs
         node = self._graph.add_node_trusted("Const", self._next_name("Const"), {"value": value}, [], [desc],
-                                            _NO_NAMES, out_names)
+                                            in_names, out_names)
         if _OPEN_SCOPES[0] and (_SCOPES.attrs or _SCOPES.deps):
             self._apply_scopes(node)
         return TensorHolder._create(self, node, 0)
