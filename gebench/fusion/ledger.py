@@ -286,7 +286,8 @@ class LedgerRecorder:
     One recorder per (pass, stage, graph, pattern); the context fields are copied into every record.
     """
 
-    __slots__ = ("ledger", "pass_name", "stage", "graph_name", "pattern_name", "pattern_source", "hook_source")
+    __slots__ = ("ledger", "pass_name", "stage", "graph_name", "pattern_name", "pattern_source", "hook_source",
+                 "_build_mismatch")
 
     def __init__(self, ledger: Ledger, *, pass_name: str, stage: str, graph_name: str, pattern_name: str,
                  pattern_source: str = "", hook_source: str = "") -> None:
@@ -297,11 +298,12 @@ class LedgerRecorder:
         self.pattern_name = pattern_name
         self.pattern_source = pattern_source
         self.hook_source = hook_source
+        self._build_mismatch = self._mismatch_record  # one bound method for every deferred record
 
     def structural_mismatch(self, anchor_node: Any, failure: tuple[Any, ...], bound_count: int) -> None:
         # the record is built when the ledger is first read (most runs reject many candidates; names and op
         # types of target nodes do not change during a run); near-misses are kept now
-        self.ledger.append_deferred(self._mismatch_record, anchor_node.id, anchor_node._name, failure)
+        self.ledger.append_deferred(self._build_mismatch, anchor_node.id, anchor_node._name, failure)
         if self.ledger.wants_near_miss(self.pattern_name, bound_count):
             detail = mismatch_detail(failure)
             self.ledger.note_near_miss(NearMiss(
