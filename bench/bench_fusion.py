@@ -1,6 +1,6 @@
 """Fusion speed: a MatMul+Add -> GEMM pass through gebench vs onnxscript's rewriter, same model, same run.
 
-Usage: ``.venv/bin/python bench/bench_fusion.py [--sizes 10000,30000] [--repeat 5] [--profile N]``
+Usage: ``.venv/bin/python bench/bench_fusion.py [--sizes 10000,30000] [--repeat 7] [--profile N]``
 
 For each size, :mod:`_synthetic` builds a transformer ONNX model with exactly that many ONNX nodes (6
 MatMul+Add sites per layer). gebench imports it with ``gebench.io.load_onnx`` (MatMul becomes
@@ -20,6 +20,9 @@ snapshots and is reported beside it: as ``compile("model.onnx")`` does, the unto
 the stage dump is one whole-graph copy. Best of ``--repeat`` rounds, each round running every mode and
 onnxscript once (interleaved, so drift in machine speed hits both sides alike); wall clock and process CPU
 time, each the minimum on its own (ratios and targets use CPU time, which is steadier on a shared machine).
+Beside those best-of ratios, a paired line gives the median over rounds of the CPU ratio of two runs made in the
+same round: on a machine whose speed drifts by 10 % or more within minutes, a best-of ratio can swing with one
+lucky run of either side, while the paired median uses every round.
 ``gc.collect()`` before each run; the collector stays on for both sides, as their users have it (gebench's
 runtime does not pause it; a copy it makes for snapshots pauses it and collects what it made before returning,
 inside the timed region).
@@ -33,7 +36,7 @@ gebench runs in four modes:
 * ``ledger + snapshots``: the default ledger plus ``compile()``'s default snapshots.
 
 Prints per size: node counts, rewrites by each side (must be equal), seconds, CPU per rewrite, ``ratio gebench/onnxscript``
-(target <= 1.0) and ``ratio ledger/no-ledger`` (target <= 2.0). Exit status 0 when the rewrite counts agree
+(target <= 1.0) and ``ratio ledger/no-ledger`` (target <= 2.0), both best-of, then the paired medians. Exit status 0 when the rewrite counts agree
 (the speed targets are reported, not enforced).
 """
 
@@ -45,6 +48,7 @@ import gc
 import inspect
 import io
 import pstats
+import statistics
 import sys
 import time
 from collections.abc import Callable
@@ -145,10 +149,14 @@ def onnxscript_once(model_proto: Any) -> tuple[Timing, int]:
 
 
 # ------------------------------------------------------------------------------------------------ driver
-def best_of_rounds(repeat: int, runners: dict[str, Callable[[], tuple[Timing, int]]]) -> dict[str, tuple[Timing, int]]:
+def best_of_rounds(repeat: int, runners: dict[str, Callable[[], tuple[Timing, int]]]
+                   ) -> tuple[dict[str, tuple[Timing, int]], dict[str, list[float]]]:
     """Run every runner once per round, ``repeat`` rounds, and keep each one's best wall and best CPU time (each
     minimum on its own) and its rewrite count. Rounds interleave the runners, so a machine that slows down or
-    speeds up during the benchmark affects all of them alike."""
+    speeds up during the benchmark affects all of them alike.
+
+    Returns (best per runner, CPU seconds per runner and round in round order); the second lets callers pair
+    runners measured in the same round (:func:`paired_ratio`)."""
     results: dict[str, list[tuple[Timing, int]]] = {key: [] for key in runners}
     for _ in range(repeat):
         for key, fn in runners.items():
@@ -159,7 +167,13 @@ def best_of_rounds(repeat: int, runners: dict[str, Callable[[], tuple[Timing, in
         if len(counts) != 1:
             raise RuntimeError(f"{key}: rewrite counts differ between repeats: {sorted(counts)}")
         best[key] = (min(s[0] for s, _ in runs), min(s[1] for s, _ in runs)), counts.pop()
-    return best
+    return best, {key: [s[1] for s, _ in runs] for key, runs in results.items()}
+
+
+def paired_ratio(cpu_a: list[float], cpu_b: list[float]) -> float:
+    """The median over rounds of ``a``'s CPU time divided by ``b``'s in the same round. On a shared machine whose
+    speed drifts, this uses every round, where the best-of ratio rests on the single luckiest run of each side."""
+    return statistics.median(a / b for a, b in zip(cpu_a, cpu_b, strict=True))
 
 
 def measure(size: int, repeat: int, out: Callable[[str], None], profile: int = 0) -> bool:
@@ -184,7 +198,7 @@ def measure(size: int, repeat: int, out: Callable[[str], None], profile: int = 0
 
         runners[mode] = one
     runners["onnxscript"] = lambda: onnxscript_once(synth.model)
-    best = best_of_rounds(repeat, runners)
+    best, per_round = best_of_rounds(repeat, runners)
     times = {key: t for key, (t, _) in best.items()}
     rewrites = {key: c for key, (_, c) in best.items()}
 
@@ -218,6 +232,10 @@ def measure(size: int, repeat: int, out: Callable[[str], None], profile: int = 0
     out(f"  ratio ledger/no-ledger = {ratio('ledger', 'ledger off')} (target <= {LEDGER_TARGET}: "
         f"{'met' if overhead <= LEDGER_TARGET else 'NOT met'}; record_all=False/no-ledger: "
         f"{ratio('record_all=False', 'ledger off')})")
+    out(f"  paired over {repeat} rounds (median of per-round CPU ratios): gebench/onnxscript "
+        f"{paired_ratio(per_round['ledger'], per_round['onnxscript']):.2f}, ledger off/onnxscript "
+        f"{paired_ratio(per_round['ledger off'], per_round['onnxscript']):.2f}, ledger/no-ledger "
+        f"{paired_ratio(per_round['ledger'], per_round['ledger off']):.2f}")
 
     if profile:
         prof = cProfile.Profile()
@@ -237,8 +255,8 @@ def measure(size: int, repeat: int, out: Callable[[str], None], profile: int = 0
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--sizes", default="10000,30000", help="comma-separated ONNX node counts")
-    parser.add_argument("--repeat", type=int, default=5, help="rounds (each runs every mode and onnxscript once); "
-                        "the best of each is reported")
+    parser.add_argument("--repeat", type=int, default=7, help="rounds (each runs every mode and onnxscript once); "
+                        "the best of each is reported, and the median of per-round ratios")
     parser.add_argument("--profile", type=int, default=0, metavar="N",
                         help="also cProfile one gebench run and print the top N functions")
     args = parser.parse_args(argv)

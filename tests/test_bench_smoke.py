@@ -85,6 +85,15 @@ def test_bench_fusion_main_prints_equal_rewrites_and_ratios(synthetic, capsys):
     m = re.search(r"gebench, ledger \(record_all=True\): .*\((\d+) ledger records\)", text)
     assert m is not None and int(m.group(1)) >= 12, text
     assert re.search(r"gebench, ledger off: .*\(0 ledger records\)", text), text
+    assert re.search(r"paired over 1 rounds \(median of per-round CPU ratios\): gebench/onnxscript \d+\.\d\d, "
+                     r"ledger off/onnxscript \d+\.\d\d, ledger/no-ledger \d+\.\d\d", text), text
+
+
+def test_paired_ratio_is_the_median_of_same_round_ratios():
+    bench = _load("bench_fusion")
+    # rounds: 2/1, 4/4, 9/3 -> ratios 2, 1, 3; the best-of ratio would be min(2, 4, 9) / min(1, 4, 3) = 2
+    assert bench.paired_ratio([2.0, 4.0, 9.0], [1.0, 4.0, 3.0]) == 2.0
+    assert bench.paired_ratio([1.0, 3.0], [1.0, 1.0]) == 2.0  # an even count: the mean of the middle two
 
 
 def test_bench_io_main_prints_time_and_memory_ratios(synthetic, capsys):
