@@ -226,6 +226,7 @@ def measure(size: int, repeat: int, out: Callable[[str], None], profile: int = 0
     sites = max(rewrites["onnxscript"], 1)
     out(f"  cpu per rewrite: gebench {times['ledger'][1] / sites * 1e6:.0f} us (ledger off "
         f"{times['ledger off'][1] / sites * 1e6:.0f} us), onnxscript {times['onnxscript'][1] / sites * 1e6:.0f} us")
+
     def paired(a: str, b: str) -> float:
         return paired_ratio(per_round[a], per_round[b])
 

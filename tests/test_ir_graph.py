@@ -210,7 +210,6 @@ def test_anchor_helpers():
     g.verify()
 
 
-
 def test_nodes_share_anchor_name_lists_and_the_graph_never_changes_one_in_place():
     g = Graph("g")
     a = make_node(g, "ConcatV2", dynamic_inputs={"x": 2})
