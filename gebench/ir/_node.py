@@ -13,10 +13,10 @@ if TYPE_CHECKING:
 __all__ = ["Node", "NO_SUBGRAPHS"]
 
 _new_object = object.__new__
+_copy_desc = TensorDesc.copy
 
 #: The ``subgraph_names`` of every node that owns no subgraph (one shared, never-changed empty list).
 NO_SUBGRAPHS: list[str] = []
-_copy_desc = TensorDesc.copy
 
 
 class Node:
