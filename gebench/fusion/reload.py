@@ -188,8 +188,15 @@ class PassSet:
         return f"<PassSet {len(self)} passes from {len(self._entries)} files, {len(self.errors)} errors>"
 
     # ------------------------------------------------------------------ reload
-    def _names_except(self, key: str) -> set[str]:
-        return {d.pass_name for k, e in self._entries.items() if k != key for d in e.descriptors}
+    def _names_except(self, key: str, placed: dict[str, _Entry]) -> dict[str, str]:
+        """Pass name -> file, for the names taken by every file but ``key``: files already (re)loaded in this
+        round (``placed``) and the current registrations of the others."""
+        names = {d.pass_name: k for k, e in placed.items() if k != key for d in e.descriptors}
+        for k, e in self._entries.items():
+            if k != key and k not in placed:
+                for d in e.descriptors:
+                    names.setdefault(d.pass_name, k)
+        return names
 
     def reload(self, *, force: bool = False) -> ReloadReport:
         """Re-scan the path items and re-execute changed files.
@@ -214,14 +221,16 @@ class PassSet:
             for item in items:
                 old = self._entries.get(item.key)
                 digest, mtime = _stat(item)
-                if old is not None and not force and old.digest == digest and old.item == item:
+                # a file refused for a duplicate pass name is retried: the other file may have dropped the name
+                if old is not None and not force and old.digest == digest and old.item == item and not (
+                        old.error is not None and _is_duplicate_name_error(old.error)):
                     ordered[item.key] = old
                     report.unchanged.extend(d.pass_name for d in old.descriptors)
                     if old.error is not None:
                         report.errors.append(old.error)
                     continue
                 entry = old if old is not None else _Entry(item, "", 0.0)
-                self._execute(entry, item, digest, mtime, report)
+                self._execute(entry, item, digest, mtime, report, ordered)
                 ordered[item.key] = entry
             self._entries = ordered
         if report:
@@ -229,8 +238,11 @@ class PassSet:
                       report.removed, report.changed, len(report.errors))
         return report
 
-    def _execute(self, entry: _Entry, item: LoadItem, digest: str, mtime: float, report: ReloadReport) -> None:
-        registry = PassRegistry(reserved_names=self._names_except(item.key))
+    def _execute(self, entry: _Entry, item: LoadItem, digest: str, mtime: float, report: ReloadReport,
+                 placed: dict[str, _Entry]) -> None:
+        # GE fails the plugin load when two files register one pass name (spec §2.1.6, §3.2): the file that
+        # registers it second gets the error and none of its passes
+        registry = PassRegistry(reserved_names=self._names_except(item.key, placed))
         report.reloaded_files.append(item.key)
         try:
             module, descriptors = load_one(item, registry)
@@ -269,6 +281,10 @@ class PassSet:
         watcher = Watcher(self, callback, debounce_ms=debounce_ms)
         watcher.start()
         return watcher
+
+
+def _is_duplicate_name_error(err: PassLoadError) -> bool:
+    return err.rule == "registration" and "duplicate pass name" in str(err.exception)
 
 
 class Watcher:

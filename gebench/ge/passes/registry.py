@@ -12,7 +12,7 @@ import contextlib
 import contextvars
 import dataclasses
 import threading
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable, Iterator, Mapping
 from typing import Any
 
 __all__ = [
@@ -67,14 +67,16 @@ class PassRegistry:
 
     Args:
         reserved_names: pass names already taken elsewhere (checked like names in this registry); used by
-            pass sets to reload one file while the other files' passes stay registered.
+            pass sets to reload one file while the other files' passes stay registered. A mapping gives, per
+            name, where it is taken (a file), for the duplicate-name message.
     """
 
-    def __init__(self, reserved_names: Iterable[str] = ()) -> None:
+    def __init__(self, reserved_names: Iterable[str] | Mapping[str, str] = ()) -> None:
         self._lock = threading.RLock()
         self._by_key: dict[str, PassDescriptor] = {}
         self._names: dict[str, str] = {}
-        self._reserved = set(reserved_names)
+        self._reserved: dict[str, str] = (dict(reserved_names) if isinstance(reserved_names, Mapping)
+                                          else dict.fromkeys(reserved_names, "another loaded pass file"))
 
     def register(self, descriptor: PassDescriptor) -> None:
         """Add ``descriptor``.
@@ -89,7 +91,7 @@ class PassRegistry:
                     f"{descriptor.class_name} is registered twice; register each class once"
                 )
             if descriptor.pass_name in self._names or descriptor.pass_name in self._reserved:
-                other = self._names.get(descriptor.pass_name, "another loaded pass file")
+                other = self._names.get(descriptor.pass_name) or self._reserved[descriptor.pass_name]
                 raise ValueError(
                     f"duplicate pass name {descriptor.pass_name!r} (class {descriptor.class_name}); "
                     f"already registered by {other}; pass names must be unique"

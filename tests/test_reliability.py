@@ -1,0 +1,100 @@
+"""Bad inputs and faults end in GE's outcome or a clear error: duplicate pass names, exits raised by pass
+code, damaged dumps, executor inputs, invalid ONNX, bad custom-op declarations."""
+
+from __future__ import annotations
+
+import os
+import textwrap
+from pathlib import Path
+
+import pytest
+
+import gebench
+from gebench import cli, ir
+from gebench.fusion.reload import PassSet
+
+COUNTING_PASS = """
+from ge.passes import FusionBasePass, PassStage, register_fusion_pass
+
+RUNS = []
+
+
+@register_fusion_pass(name="{name}", stage=PassStage.BEFORE_INFER_SHAPE)
+class {cls}(FusionBasePass):
+    def run(self, graph, context):
+        RUNS.append("{cls}")
+        return True
+"""
+
+
+def write(path: Path, text: str) -> Path:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(textwrap.dedent(text), encoding="utf-8")
+    return path
+
+
+@pytest.fixture
+def model(tmp_path: Path) -> Path:
+    from ge.es.all import Relu
+    from ge.es.graph_builder import GraphBuilder
+
+    b = GraphBuilder("model")
+    x = b.create_input(0, shape=[2])
+    graph = b.build_and_reset([Relu(x)])
+    path = tmp_path / "model.gir"
+    path.write_text(ir.to_text(graph._ir), encoding="utf-8")
+    return path
+
+
+# ------------------------------------------------------------------------------ 2: one pass name, two files
+@pytest.fixture
+def dup_dir(tmp_path: Path) -> Path:
+    d = tmp_path / "dup"
+    write(d / "a.py", COUNTING_PASS.format(name="Same", cls="First"))
+    write(d / "b.py", COUNTING_PASS.format(name="Same", cls="Second"))
+    return d
+
+
+def _assert_duplicate_refused(run: gebench.Run, dup_dir: Path) -> None:
+    assert run.status == "FAILED"
+    assert run.failure_reason.startswith("pass plugin load failed")
+    (err,) = run.load_errors
+    assert Path(err.path) == (dup_dir / "b.py").resolve()
+    assert err.line == 7 and err.rule == "registration"  # the @register_fusion_pass line
+    assert "duplicate pass name 'Same'" in str(err) and str((dup_dir / "a.py").resolve()) in str(err)
+    assert [d.pass_name for d in run.passes] == ["Same"]
+
+
+def test_duplicate_pass_name_from_directory_fails_the_load(model, dup_dir):
+    _assert_duplicate_refused(gebench.compile(model, passes=str(dup_dir)), dup_dir)
+
+
+def test_duplicate_pass_name_from_joined_path_fails_the_load(model, dup_dir):
+    joined = os.pathsep.join([str(dup_dir / "a.py"), str(dup_dir / "b.py")])
+    _assert_duplicate_refused(gebench.compile(model, passes=joined), dup_dir)
+
+
+def test_duplicate_pass_name_from_pass_set_fails_the_load(model, dup_dir):
+    ps = PassSet([str(dup_dir / "a.py"), str(dup_dir / "b.py")])
+    assert ps.pass_names() == ["Same"]
+    assert len(ps.errors) == 1
+    _assert_duplicate_refused(gebench.compile(model, passes=ps), dup_dir)
+
+
+def test_duplicate_pass_name_on_the_cli_exits_1(model, dup_dir, capsys):
+    code = cli.main(["compile", str(model), "--passes", str(dup_dir)])
+    out = capsys.readouterr().out
+    assert code == 1
+    assert "duplicate pass name 'Same'" in out and "b.py" in out
+
+
+def test_duplicate_refused_file_loads_once_the_other_file_drops_the_name(dup_dir):
+    ps = PassSet(str(dup_dir))
+    assert ps.pass_names() == ["Same"] and ps.errors
+    write(dup_dir / "a.py", COUNTING_PASS.format(name="Renamed", cls="First"))
+    st = (dup_dir / "a.py").stat()
+    os.utime(dup_dir / "a.py", (st.st_atime, st.st_mtime + 1))
+    report = ps.reload()
+    assert not ps.errors and not report.errors
+    assert sorted(ps.pass_names()) == ["Renamed", "Same"]
+    assert ps.source_of("Same") == str((dup_dir / "b.py").resolve())
