@@ -98,3 +98,92 @@ def test_duplicate_refused_file_loads_once_the_other_file_drops_the_name(dup_dir
     assert not ps.errors and not report.errors
     assert sorted(ps.pass_names()) == ["Renamed", "Same"]
     assert ps.source_of("Same") == str((dup_dir / "b.py").resolve())
+
+
+# ------------------------------------------------------------------------------ 3: pass code ending the process
+EXIT_IN_RUN = """
+import sys
+from ge.passes import FusionBasePass, PassStage, register_fusion_pass
+
+
+@register_fusion_pass(name="Exits", stage=PassStage.BEFORE_INFER_SHAPE)
+class Exits(FusionBasePass):
+    def __init__(self):
+        super().__init__()
+        {init}
+
+    def run(self, graph, context):
+        graph.remove_node(graph.find_node_by_name("Relu_0"))
+        {run}
+"""
+
+PATTERN_PASS = """
+import signal
+import sys
+from ge.passes import PassStage, PatternFusionPass, pattern, register_fusion_pass
+from ge.es.all import Relu, Abs
+
+
+@register_fusion_pass(name="Hooks", stage=PassStage.BEFORE_INFER_SHAPE)
+class Hooks(PatternFusionPass):
+    @pattern
+    def relu(self, inputs):
+        return Relu(inputs[0])
+
+    def meet_requirements(self, match_result):
+        {meet}
+        return True
+
+    def replacement(self, inputs):
+        {replacement}
+        return Abs(inputs[0])
+"""
+
+
+def test_sys_exit_in_a_pass_file_fails_the_load_and_the_cli_reports_it(model, tmp_path, capsys):
+    pass_file = write(tmp_path / "p" / "exits.py", "import sys\n\nsys.exit(3)\n")
+    run = gebench.compile(model, passes=str(pass_file))
+    assert run.status == "FAILED" and run.failure_reason.startswith("pass plugin load failed")
+    (err,) = run.load_errors
+    assert err.line == 3 and "SystemExit(3)" in str(err) and str(pass_file.resolve()) in str(err)
+    report = tmp_path / "report.json"
+    code = cli.main(["compile", str(model), "--passes", str(pass_file), "--report", str(report)])
+    assert code == 1
+    assert "SystemExit(3)" in capsys.readouterr().out
+    assert '"status": "FAILED"' in report.read_text(encoding="utf-8")
+
+
+@pytest.mark.parametrize("init, run_line, line", [
+    ("pass", "sys.exit(0)", 14),
+    ("pass", "raise KeyboardInterrupt('stop')", 14),
+    ("raise SystemExit('bye')", "return True", 10),
+])
+def test_exit_in_init_or_run_fails_the_pass_and_keeps_the_graph(model, tmp_path, init, run_line, line):
+    pass_file = write(tmp_path / "exits.py", EXIT_IN_RUN.format(init=init, run=run_line))
+    run = gebench.compile(model, passes=str(pass_file))
+    assert run.status == "FAILED" and run.failed_pass == "Exits"
+    assert "PassCodeExit" in run.failure_reason and f"{pass_file.resolve()}:{line}" in run.failure_reason
+    assert run.ir_graph.find("Relu_0") is not None  # the half-done run() was rolled back
+
+
+def test_exit_in_replacement_fails_the_pass(model, tmp_path):
+    pass_file = write(tmp_path / "hooks.py", PATTERN_PASS.format(meet="pass", replacement="sys.exit(2)"))
+    run = gebench.compile(model, passes=str(pass_file))
+    assert run.status == "FAILED" and run.failed_pass == "Hooks"
+    assert "SystemExit(2)" in run.failure_reason
+    assert [n.op_type for n in run.ir_graph.nodes()].count("Relu") == 1
+
+
+def test_keyboard_interrupt_raised_by_meet_requirements_counts_as_false(model, tmp_path):
+    pass_file = write(tmp_path / "hooks.py", PATTERN_PASS.format(meet="raise KeyboardInterrupt", replacement="pass"))
+    run = gebench.compile(model, passes=str(pass_file))
+    assert run.status == "SUCCESS"
+    (rec,) = [r for r in run.ledger if r.status.name == "REJECTED_BY_MEET_REQUIREMENTS"]
+    assert "KeyboardInterrupt" in rec.exception and f"{pass_file.resolve()}:15" in rec.exception
+
+
+def test_a_real_ctrl_c_inside_a_hook_still_stops_compile(model, tmp_path):
+    pass_file = write(tmp_path / "hooks.py", PATTERN_PASS.format(
+        meet="signal.raise_signal(signal.SIGINT)", replacement="pass"))
+    with pytest.raises(KeyboardInterrupt):
+        gebench.compile(model, passes=str(pass_file))

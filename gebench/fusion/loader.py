@@ -25,6 +25,7 @@ from collections.abc import Iterable, Sequence
 from pathlib import Path
 from typing import Any
 
+from gebench.fusion import _guard
 from gebench.ge.passes.registry import PassDescriptor, PassRegistry, global_registry, registering_into
 
 __all__ = [
@@ -241,15 +242,23 @@ def load_one(item: LoadItem, registry: PassRegistry) -> tuple[types.ModuleType, 
     Returns the module and the descriptors it registered.
 
     Raises:
-        PassLoadError: the item failed to execute (file, line and the original exception attached).
+        PassLoadError: the item failed to execute (file, line and the original exception attached), including
+            ``sys.exit()``/``SystemExit``/``KeyboardInterrupt`` raised by the file (as :class:`PassCodeExit`).
+        KeyboardInterrupt: a real Ctrl-C while the file executed.
     """
     before = {d.descriptor_key for d in registry.descriptors()}
     try:
-        with registering_into(registry):
-            if item.kind == "file":
-                module = _execute_file(item)
-            else:
-                module = _execute_package(item, fresh=True)
+        try:
+            with _guard.interrupts_tracked(), registering_into(registry):
+                if item.kind == "file":
+                    module = _execute_file(item)
+                else:
+                    module = _execute_package(item, fresh=True)
+        except (SystemExit, KeyboardInterrupt) as stop:  # sys.exit() in a pass file fails its load, as in GE
+            err = _guard.pass_code_exit(stop)
+            if err is None:
+                raise
+            raise err.with_traceback(stop.__traceback__) from stop
     except Exception as exc:  # noqa: BLE001 - any failure of user code is a load error
         for d in registry.descriptors():
             if d.descriptor_key not in before:

@@ -24,6 +24,7 @@ from collections.abc import Iterable, Iterator, Sequence
 from typing import Any
 
 from gebench import ir
+from gebench.fusion import _guard
 from gebench.fusion._boundary import decompose_boundary
 from gebench.fusion._cycle import would_create_cycle
 from gebench.fusion._rewriter import RewriteError, rewrite
@@ -302,6 +303,12 @@ def _call_hook(session: _Session, hook: Any, *args: Any) -> Any:
     token = _session._current.set(session)
     try:
         return hook(*args)
+    except (SystemExit, KeyboardInterrupt) as exc:
+        # pass code cannot end the compiler: GE sees a failed call (a real Ctrl-C still propagates)
+        err = _guard.pass_code_exit(exc)
+        if err is None:
+            raise
+        raise err.with_traceback(exc.__traceback__) from exc
     finally:
         _session._current.reset(token)
 
@@ -509,7 +516,7 @@ def execute(graph: ir.Graph, descriptors: Sequence[PassDescriptor], *, stages: I
     Returns:
         The :class:`Run`. Never raises for pass failures; those are the run's status.
     """
-    with _reflected_operator_lints():
+    with _guard.interrupts_tracked(), _reflected_operator_lints():
         return _execute(graph, descriptors, stages=stages, options=options, record_all=record_all,
                         infer_shapes=infer_shapes, load_errors=load_errors,
                         run_after_load_error=run_after_load_error, verify_rewrites=verify_rewrites,
@@ -663,9 +670,15 @@ def _run_stage(state: _RunState, stage: str, descs: list[PassDescriptor],
     configs: dict[str, Any] = {}
     for desc in descs:
         try:
-            instance = desc.cls()
-            if desc.kind == PASS_KIND_PATTERN_FUSION:
-                configs[desc.pass_name] = _bridge.matcher_config_of(instance)
+            try:
+                instance = desc.cls()
+                if desc.kind == PASS_KIND_PATTERN_FUSION:
+                    configs[desc.pass_name] = _bridge.matcher_config_of(instance)
+            except (SystemExit, KeyboardInterrupt) as stop:
+                err = _guard.pass_code_exit(stop)
+                if err is None:
+                    raise
+                raise err.with_traceback(stop.__traceback__) from stop
             instances[desc.pass_name] = instance
         except Exception as exc:  # noqa: BLE001 - GE: pass creation failure fails the stage
             rec = _Recorder(state, desc, state.graph)
