@@ -187,3 +187,51 @@ def test_a_real_ctrl_c_inside_a_hook_still_stops_compile(model, tmp_path):
         meet="signal.raise_signal(signal.SIGINT)", replacement="pass"))
     with pytest.raises(KeyboardInterrupt):
         gebench.compile(model, passes=str(pass_file))
+
+
+# ------------------------------------------------------------------------------ 4: dump ports beyond the outputs
+def _dump_with_relu_input(model: Path, tmp_path: Path, entry: str) -> Path:
+    from gebench.io import ge_dump
+
+    (path,) = ge_dump.write_dumps({"PreRunBegin": gebench.load(model)}, tmp_path / "dumps", formats=["ge_proto"])
+    text = path.read_text(encoding="utf-8")
+    at = text.index('name: "Relu_0"')
+    assert 'input: "input_0:0"' in text[at:]
+    path.write_text(text[:at] + text[at:].replace('input: "input_0:0"', f'input: "{entry}"', 1), encoding="utf-8")
+    return path
+
+
+@pytest.mark.timeout(60)
+@pytest.mark.parametrize("port", [7, 1, 2_000_000_000])
+def test_dump_input_naming_an_output_the_op_does_not_have_is_refused(model, tmp_path, port):
+    from gebench.io import GeDumpError, load_ge_dump
+
+    path = _dump_with_relu_input(model, tmp_path, f"input_0:{port}")
+    with pytest.raises(GeDumpError) as info:
+        load_ge_dump(path)
+    text = str(info.value)
+    assert text.startswith(f"{path}:") and "'Relu_0'" in text
+    assert f"input_0:{port}" in text and "1 output_desc entry" in text
+    with pytest.raises(ValueError, match="output_desc"):  # through gebench.load as well
+        gebench.load(path)
+
+
+DESCLESS_DUMP = """
+graph {{
+  name: "g"
+  op {{ name: "x" type: "Data" input: "" attr {{ key: "index" value {{ i: 0 }} }} }}
+  op {{ name: "r" type: "Relu" input: "x:{port}" }}
+}}
+"""
+
+
+@pytest.mark.timeout(60)
+def test_dump_op_without_output_desc_gets_bounded_anchors_on_demand(tmp_path):
+    from gebench.io import GeDumpError, load_ge_dump
+
+    ok = write(tmp_path / "ok.txt", DESCLESS_DUMP.format(port=2))
+    graph = load_ge_dump(ok)
+    assert graph.find("x").num_outputs == 3 and graph.producers(graph.find("r"))[0][1] == 2
+    bad = write(tmp_path / "bad.txt", DESCLESS_DUMP.format(port=2_000_000_000))
+    with pytest.raises(GeDumpError, match=r"bad\.txt:\d+: .*'r'.*at most 65536 outputs"):
+        load_ge_dump(bad)

@@ -916,21 +916,38 @@ def _op_attrs(attrs: dict[str, pb.AttrDef], info: tuple[dict[str, Any], list[str
     return ordered
 
 
+#: Most output anchors an input entry may imply for an op written without any ``output_desc``.
+MAX_IMPLIED_OUTPUTS = 1 << 16
+
+
 def _connect(graph: ir.Graph, pending: list[_PendingEdge], at: Any, current: list[str | None]) -> None:
-    """Add the edges so that every output's use list comes out in the file's peer order."""
+    """Add the edges so that every output's use list comes out in the file's peer order.
+
+    An input naming output ``k`` of an op that has ``output_desc`` entries must have ``k`` below their count; an
+    op written without any ``output_desc`` gets anchors on demand (at most :data:`MAX_IMPLIED_OUTPUTS`).
+    """
     pending.sort(key=lambda e: (e.peer_index < 0, e.peer_index, e.order))
+    descless = {n.id for n in graph.nodes() if n.num_outputs == 0}
     for edge in pending:
         src = graph.find(edge.src)
         current[0] = edge.dst.name
         where = at(graph.name, edge.dst.name)
         if src is None:
             raise GeDumpError(f"{where}: input {edge.src}:{edge.src_port} names no node of graph {graph.name!r}")
+        if edge.src_port >= src.num_outputs and (
+                src.id not in descless or edge.src_port >= MAX_IMPLIED_OUTPUTS):
+            count = (f"it has {src.num_outputs} output_desc entr{'y' if src.num_outputs == 1 else 'ies'}"
+                     if src.id not in descless else f"an op without output_desc may imply at most "
+                     f"{MAX_IMPLIED_OUTPUTS} outputs")
+            raise GeDumpError(f"{where}: input {edge.src}:{edge.src_port} names output {edge.src_port} of "
+                              f"{edge.src!r} ({src.op_type}), but {count}; fix the port or add the op's "
+                              "output_desc entries")
         try:
             if edge.dst_port == -1:
                 graph.add_control_edge(src, edge.dst)
             else:
                 while src.num_outputs <= edge.src_port:
-                    graph.add_output_anchor(src)  # GE makes output anchors on demand when a desc is missing
+                    graph.add_output_anchor(src)  # an op written without output_desc: anchors on demand
                 graph.add_edge(src, edge.src_port, edge.dst, edge.dst_port)
         except ir.GraphError as exc:
             raise GeDumpError(f"{where}: {exc}") from None
