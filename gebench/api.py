@@ -15,6 +15,7 @@ from pathlib import Path
 from typing import Any
 
 from . import ir
+from ._atomic import write_text_atomically
 from .fusion.runtime import DUMP_SUFFIXES, PRE_RUN_SUFFIX, Run, execute
 
 __all__ = [
@@ -229,7 +230,11 @@ def write_dumps(run: Run, dump_dir: str | os.PathLike[str]) -> list[Path]:
 
     Registered dump writers (:func:`register_dump_writer`, e.g. GE's ge_proto/ge_onnx files from gebench.io)
     are used when present; otherwise each snapshot is written in the IR text form as
-    ``ge_readable_<8-digit seq>_graph_0_<GE dump name>.txt``.
+    ``ge_readable_<8-digit seq>_graph_0_<GE dump name>.txt``. Every file is written under a unique temporary name
+    and renamed into place, so several processes may share ``dump_dir``.
+
+    Raises:
+        OSError: ``dump_dir`` cannot be created or written (the writers of gebench.io raise ``GeDumpError``).
     """
     out_dir = Path(dump_dir)
     out_dir.mkdir(parents=True, exist_ok=True)
@@ -247,7 +252,7 @@ def write_dumps(run: Run, dump_dir: str | os.PathLike[str]) -> list[Path]:
         if graph is None:
             continue
         path = out_dir / f"ge_readable_{seq:08d}_graph_0_{suffix}.txt"
-        path.write_text(ir.to_text(graph), encoding="utf-8")
+        write_text_atomically(path, ir.to_text(graph))  # other processes may dump into the same folder
         written.append(path)
         seq += 1
     return written

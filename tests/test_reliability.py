@@ -235,3 +235,49 @@ def test_dump_op_without_output_desc_gets_bounded_anchors_on_demand(tmp_path):
     bad = write(tmp_path / "bad.txt", DESCLESS_DUMP.format(port=2_000_000_000))
     with pytest.raises(GeDumpError, match=r"bad\.txt:\d+: .*'r'.*at most 65536 outputs"):
         load_ge_dump(bad)
+
+
+# ------------------------------------------------------------------------------ 5: writers sharing a dump folder
+def test_dump_writers_never_share_a_temporary_file(model, tmp_path):
+    """Another process's in-flight temporary file (the old shared ``<name>.part``) is left alone."""
+    from gebench.io import ge_dump
+
+    dumps = tmp_path / "dumps"
+    dumps.mkdir()
+    graph = gebench.load(model)
+    name = ge_dump.dump_file_name("ge_proto", 0, "PreRunBegin")
+    other = dumps / (name + ".part")
+    other.write_text("another writer's half-written dump", encoding="utf-8")
+    (path,) = ge_dump.write_dumps({"PreRunBegin": graph}, dumps, formats=["ge_proto"])
+    assert path.name == name
+    assert other.read_text(encoding="utf-8") == "another writer's half-written dump"
+    assert sorted(p.name for p in dumps.iterdir()) == sorted([name, other.name])
+    assert ge_dump.load_ge_dump(path).find("Relu_0") is not None
+
+
+def test_failed_dump_write_leaves_no_temporary_file(model, tmp_path, monkeypatch):
+    from gebench import _atomic
+    from gebench.io import GeDumpError, ge_dump
+
+    dumps = tmp_path / "dumps"
+
+    def replace_fails(src, dst):
+        raise OSError(28, "No space left on device")
+
+    monkeypatch.setattr(_atomic.os, "replace", replace_fails)
+    with pytest.raises(GeDumpError, match=r"cannot write .*PreRunBegin\.txt: No space left on device"):
+        ge_dump.write_dumps({"PreRunBegin": gebench.load(model)}, dumps, formats=["ge_proto"])
+    assert list(dumps.iterdir()) == []
+
+
+def test_ir_text_dump_writer_is_atomic_too(model, tmp_path, monkeypatch):
+    from gebench import api
+
+    monkeypatch.setattr(api, "_DUMP_WRITERS", [])
+    monkeypatch.setattr(api, "_ensure_extensions", lambda: None)
+    run = gebench.compile(model, passes=[])
+    stale = tmp_path / "ge_readable_00000000_graph_0_PreRunBegin.txt.part"
+    stale.write_text("another writer", encoding="utf-8")
+    written = api.write_dumps(run, tmp_path)
+    assert written and stale.read_text(encoding="utf-8") == "another writer"
+    assert gebench.load(written[0]).find("Relu_0") is not None

@@ -14,6 +14,7 @@ from pathlib import Path
 from google.protobuf import message as pb_message
 
 from gebench import ir
+from gebench._atomic import write_bytes_atomically
 
 from ._ge_dump_codec import EncodeOptions, GeDumpError, decode_model, encode_model
 from .proto import ge_ir_pb2
@@ -37,21 +38,19 @@ def air_bytes(graph: ir.Graph) -> bytes:
 def save_air(graph: ir.Graph, path: str | os.PathLike[str]) -> Path:
     """Write ``graph`` (with its subgraphs and weights) as an AIR file and return the path.
 
-    The file is written to ``<path>.part`` and renamed, so a failure leaves no half-written AIR behind. The
-    parent directory is created when missing.
+    The file is written to a uniquely named temporary file and renamed (:mod:`gebench._atomic`), so a failure
+    leaves no half-written AIR behind and concurrent writers never share a temporary file. The parent directory
+    is created when missing.
 
     Raises:
         GeDumpError: an attr value GE cannot store, or the file cannot be written.
     """
     path = Path(path)
     data = air_bytes(graph)
-    tmp = path.with_name(path.name + ".part")
     try:
         path.parent.mkdir(parents=True, exist_ok=True)
-        tmp.write_bytes(data)
-        os.replace(tmp, path)
+        write_bytes_atomically(path, data)
     except OSError as exc:
-        tmp.unlink(missing_ok=True)
         raise GeDumpError(f"cannot write AIR file {path}: {exc}") from exc
     return path
 

@@ -30,6 +30,7 @@ from google.protobuf import message as pb_message
 from google.protobuf import text_encoding, text_format
 
 from gebench import ir
+from gebench._atomic import write_text_atomically
 from gebench.ir import DataType, TensorDesc, TensorValue
 
 from ._ge_dump_codec import (
@@ -193,18 +194,17 @@ def write_dumps_from_env(snapshots: Mapping[str, ir.Graph], *, graph_id: int = 0
 
 
 def _write_atomically(path: Path, text: str) -> None:
-    """Write ``text`` as UTF-8 through a temporary file, so a failed write never leaves half a dump.
+    """Write ``text`` as UTF-8 through a uniquely named temporary file and a rename, so a failed write never
+    leaves half a dump and several processes can dump into one folder (:mod:`gebench._atomic`).
 
-    Writes the str through a text-mode file (no encoded copy of the whole text is held in memory).
+    Raises:
+        GeDumpError: the file cannot be written (names the file).
     """
-    tmp = path.with_name(path.name + ".part")
     try:
-        with open(tmp, "w", encoding="utf-8", newline="") as fh:
-            fh.write(text)
-        os.replace(tmp, path)
+        write_text_atomically(path, text)
     except OSError as exc:
-        tmp.unlink(missing_ok=True)
-        raise GeDumpError(f"cannot write {path}: {exc}") from exc
+        raise GeDumpError(f"cannot write {path}: {exc.strerror or exc}; check that the dump directory is "
+                          "writable and has space") from exc
 
 
 # ------------------------------------------------------------------------------------------------ reading

@@ -13,6 +13,7 @@ from pathlib import Path
 from typing import Any, NoReturn
 
 from gebench import ir
+from gebench._atomic import write_text_atomically
 
 from ._attr import _AttrValue
 from .node import Node, _check_int, _check_str
@@ -316,7 +317,7 @@ class Graph:
         path = _dump_dir() / f"{prefix}_{index:08d}_graph_0_{clean}{ext}"
         try:
             path.parent.mkdir(parents=True, exist_ok=True)
-            path.write_text(text, encoding="utf-8")
+            write_text_atomically(path, text)  # other processes may dump into the same folder
         except OSError as exc:
             raise RuntimeError(f"cannot write dump {path}: {exc}") from exc
 

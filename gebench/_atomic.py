@@ -1,0 +1,66 @@
+"""Atomic file writes for files other processes may read or write at the same time (dump and report folders).
+
+Each write goes to a temporary file with a name no other writer uses (``.<name>.<pid>.<random>.part``, hidden, in
+the target's directory) and is renamed over the target in one step, so a reader sees the old file or the new one,
+never a half-written one, and several processes writing into one folder never share a temporary file. Two
+writers of the *same* target name leave one complete version (the last rename wins).
+"""
+
+from __future__ import annotations
+
+import os
+import secrets
+from pathlib import Path
+
+__all__ = ["temporary_name", "write_bytes_atomically", "write_text_atomically"]
+
+
+def temporary_name(path: Path) -> Path:
+    """A fresh temporary path next to ``path``: ``.<name>.<pid>.<random hex>.part``."""
+    return path.with_name(f".{path.name}.{os.getpid()}.{secrets.token_hex(6)}.part")
+
+
+def _open_exclusive(tmp: Path) -> int:
+    flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_BINARY", 0)
+    return os.open(tmp, flags, 0o666)  # the umask applies, as for a file opened with open(path, "w")
+
+
+def write_text_atomically(path: str | os.PathLike[str], text: str, *, encoding: str = "utf-8") -> Path:
+    """Write ``text`` to ``path`` through a uniquely named temporary file and a rename.
+
+    The str is written through a text-mode file (no encoded copy of the whole text is held in memory).
+
+    Raises:
+        OSError: the directory is missing or not writable, the disk is full, ... The temporary file is removed
+            (also when the write is interrupted) and ``path`` keeps its previous content.
+    """
+    path = Path(path)
+    tmp = temporary_name(path)
+    fd = _open_exclusive(tmp)
+    try:
+        with open(fd, "w", encoding=encoding, newline="") as fh:
+            fh.write(text)
+        os.replace(tmp, path)
+    except BaseException:
+        tmp.unlink(missing_ok=True)
+        raise
+    return path
+
+
+def write_bytes_atomically(path: str | os.PathLike[str], data: bytes) -> Path:
+    """Write ``data`` to ``path`` through a uniquely named temporary file and a rename.
+
+    Raises:
+        OSError: as :func:`write_text_atomically`; ``path`` keeps its previous content.
+    """
+    path = Path(path)
+    tmp = temporary_name(path)
+    fd = _open_exclusive(tmp)
+    try:
+        with open(fd, "wb") as fh:
+            fh.write(data)
+        os.replace(tmp, path)
+    except BaseException:
+        tmp.unlink(missing_ok=True)
+        raise
+    return path
