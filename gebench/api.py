@@ -186,16 +186,16 @@ def compile(graph: Any, passes: Any = None, custom_ops: str | os.PathLike[str] |
         custom_ops: JSON file(s) declaring custom ops (``gebench.ops.load_custom_ops``), loaded first.
         stages: restrict to these stages (PassStage members or their values).
         options: compile options visible through ``PassContext.get_option_value``.
-        copy: work on a copy (default) so the caller's graph is untouched.
+        copy: work on a copy (default) so the caller's graph is untouched (a graph read here from a file or
+            text is nobody else's: the run works on it directly).
         record_all: record structural mismatches and boundary violations too.
         run_after_load_error: run the loaded passes even though a pass file failed (GE would not compile).
         verify_rewrites: check every IR invariant (``ir.Graph.verify``) after each rewrite.
         verify: check each pattern/decompose rewrite numerically as it happens (errors on the ledger records;
             ``Run.verify()`` then compares the snapshots too).
         fusion_switch: GE's fusion-switch JSON (path or dict) turning passes off by name (or ``ALL``).
-        snapshots: keep the graph at each GE dump point (``Run.snapshots``); off saves a graph copy per stage.
-            When ``graph`` is a file or IR text and ``copy`` is on, the freshly loaded graph itself is kept as
-            ``PreRunBegin`` (the run works on its copy), so that snapshot costs no extra copy.
+        snapshots: keep the graph at each GE dump point (``Run.snapshots``). Each is a journal of what later
+            stages change (O(changes)), built into a full graph the first time it is read.
         ledger: False keeps no ledger at all (``Run.ledger`` is empty); the outcome and the graph are the same.
 
     Returns:
@@ -211,18 +211,14 @@ def compile(graph: Any, passes: Any = None, custom_ops: str | os.PathLike[str] |
         for item in items:
             ops.load_custom_ops(item)
     ir_graph = load(graph)
-    # a graph loaded here from a file or text belongs to nobody else: untouched, it is the PreRunBegin snapshot
+    # a graph loaded here from a file or text belongs to nobody else: the run works on it without a copy
     fresh = not (isinstance(graph, ir.Graph) or hasattr(graph, "_ir"))
-    pre_run: ir.Graph | None = None
-    if copy:
-        if fresh and snapshots:
-            pre_run = ir_graph
+    if copy and not fresh:
         ir_graph = ir_graph.copy()
     descriptors, errors, _ = resolve_passes(passes)
     return execute(ir_graph, descriptors, stages=stages, options=options, record_all=record_all,
                    load_errors=errors, run_after_load_error=run_after_load_error, verify_rewrites=verify_rewrites,
-                   snapshots=snapshots, verify=verify, fusion_switch=fusion_switch, ledger=ledger,
-                   pre_run_snapshot=pre_run)
+                   snapshots=snapshots, verify=verify, fusion_switch=fusion_switch, ledger=ledger)
 
 
 def write_dumps(run: Run, dump_dir: str | os.PathLike[str]) -> list[Path]:

@@ -20,7 +20,7 @@ import os
 import threading
 import traceback
 import weakref
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from typing import Any
 
 from gebench import ir
@@ -28,6 +28,7 @@ from gebench.fusion import _guard
 from gebench.fusion._boundary import decompose_boundary
 from gebench.fusion._cycle import would_create_cycle
 from gebench.fusion._rewriter import RewriteError, rewrite
+from gebench.fusion.snapshots import SnapshotMap
 from gebench.ge.passes import _bridge, _session
 from gebench.ge.passes.registry import (
     PASS_KIND_DECOMPOSE,
@@ -349,7 +350,7 @@ class Run:
             state before that call); else None.
     """
 
-    def __init__(self, *, graph: ir.Graph, snapshots: dict[str, ir.Graph], ledger: Any, status: str,
+    def __init__(self, *, graph: ir.Graph, snapshots: Mapping[str, ir.Graph], ledger: Any, status: str,
                  failed_pass: str | None, failed_stage: str | None, failure_reason: str,
                  load_errors: list[Any], passes: list[PassDescriptor], pass_results: list[dict[str, Any]],
                  partial_graph: ir.Graph | None = None) -> None:
@@ -414,7 +415,7 @@ class Run:
             ],
             "pass_results": list(self.pass_results),
             "summary": self.summary(),
-            "snapshots": {k: {"nodes": len(v), "graph_name": v.name} for k, v in self.ir_snapshots.items()},
+            "snapshots": _snapshot_sizes(self.ir_snapshots),
             "graph": {"name": self.ir_graph.name, "nodes": len(self.ir_graph)},
             "ledger": self.ledger.to_dict(),
         }
@@ -450,6 +451,13 @@ class Run:
     def __repr__(self) -> str:
         tail = f" at {self.failed_pass!r}: {self.failure_reason}" if self.status != "SUCCESS" else ""
         return f"<Run {self.status}{tail}; {len(self.ir_graph)} nodes>"
+
+
+def _snapshot_sizes(snapshots: Mapping[str, ir.Graph]) -> dict[str, dict[str, Any]]:
+    """Node count and graph name per snapshot, without building snapshots that are still journals."""
+    if isinstance(snapshots, SnapshotMap):
+        return {k: {"nodes": snapshots.node_count(k), "graph_name": snapshots.graph_name(k)} for k in snapshots}
+    return {k: {"nodes": len(v), "graph_name": v.name} for k, v in snapshots.items()}
 
 
 def _class_source(cls: type) -> str:
@@ -500,8 +508,9 @@ def execute(graph: ir.Graph, descriptors: Sequence[PassDescriptor], *, stages: I
             replacement on the reference executor, ``gebench.exec``); errors go on the REPLACED records.
         fusion_switch: GE's fusion-switch file (path) or its parsed dict: ``{"Switch": {"GraphFusion":
             {"<pass name>" or "ALL": "on"/"off"}}}``; switched-off passes do not run (a named entry beats ALL).
-        snapshots: keep a copy of the graph at each dump point (O(graph) each; a stage that ran no pass and
-            no inference shares the previous copy). Off: only ``Run.graph``.
+        snapshots: keep the graph at each dump point (a journal: O(what changes after that point), built into
+            a full graph on first read, see :mod:`gebench.fusion.snapshots`; a stage that ran no pass and
+            no inference shares the previous one). Off: only ``Run.graph``.
         ledger: False writes no record at all (``Run.ledger`` stays empty; ``record_all`` and ``verify``'s
             per-rewrite errors have nowhere to go): the pass outcome and the graph are the same.
         pre_run_snapshot: a graph equal to ``graph`` that nobody else holds, kept as the ``PreRunBegin``
@@ -532,10 +541,11 @@ def _execute(graph: ir.Graph, descriptors: Sequence[PassDescriptor], *, stages: 
     state = _RunState(ledger=ledger, record_all=record_all, options=dict(options or {}), graph=graph,
                       verify_rewrites=verify_rewrites, check_numerics=verify, ledger_on=ledger_on)
     run_lints = ledger if ledger_on else None
-    snapshots: dict[str, ir.Graph] = {}
+    snapshots = SnapshotMap()
+    last_snapshot: list[ir.Graph | ir.GraphJournal | None] = [None]
     if keep_snapshots:
-        snapshots[PRE_RUN_SUFFIX] = pre_run_snapshot if pre_run_snapshot is not None else graph.copy()
-    last_snapshot: list[ir.Graph | None] = [snapshots.get(PRE_RUN_SUFFIX)]
+        last_snapshot[0] = pre_run_snapshot if pre_run_snapshot is not None else ir.GraphJournal(graph)
+        snapshots.keep(PRE_RUN_SUFFIX, last_snapshot[0])
     wanted = [getattr(s, "value", s) for s in stages] if stages is not None else list(STAGE_ORDER)
     for s in wanted:
         if s not in STAGE_ORDER:
@@ -587,8 +597,8 @@ def _execute(graph: ir.Graph, descriptors: Sequence[PassDescriptor], *, stages: 
             return finish("FAILED", failure[0], stage, failure[1])
         if keep_snapshots:
             if stage_passes or last_snapshot[0] is None:
-                last_snapshot[0] = state.graph.copy()
-            snapshots[DUMP_SUFFIXES[stage]] = last_snapshot[0]
+                last_snapshot[0] = ir.GraphJournal(state.graph)
+            snapshots.keep(DUMP_SUFFIXES[stage], last_snapshot[0])
     if load_failure:
         return finish("FAILED", None, None, load_failure)
     return finish("SUCCESS", None, None, "")
@@ -732,9 +742,7 @@ def _run_fusion_base_pass(state: _RunState, rec: _Recorder, instance: Any, graph
     from gebench.ge.graph import Graph
 
     rec.hook_source = _function_source(type(instance).run)
-    backup = graph.copy()
-    if graph.parent_graph is not None:
-        backup.parent_graph = graph.parent_graph
+    backup = ir.GraphJournal(graph)  # the graph before run(), kept at the cost of what run() changes
     view = Graph._wrap(graph, owns=False)
     session = _Session(rec)
     name = rec.desc.pass_name
@@ -755,8 +763,12 @@ def _run_fusion_base_pass(state: _RunState, rec: _Recorder, instance: Any, graph
                 exception=reason if result is _FAILED_BY_EXCEPTION else "")
         # keep the graph as it was before the failing run(); the half-edited one stays inspectable
         state.partial_graph = graph
-        _replace_graph(state, graph, backup)
+        restored = backup.materialize()
+        if graph.parent_graph is not None:
+            restored.parent_graph = graph.parent_graph
+        _replace_graph(state, graph, restored)
         raise PassFailure(reason)
+    backup.close()
     return status, ""
 
 

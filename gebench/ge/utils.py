@@ -34,6 +34,7 @@ class GeUtils:
             node = data.get(i)
             if node is None:
                 raise RuntimeError(f"infer_shape: graph {g.name!r} has no Data node with index {i}")
+            g.touch(node)
             for descs in (node.inputs, node.outputs):
                 for d in descs:
                     d.shape = tuple(dims)

@@ -7,6 +7,7 @@ Public surface: :class:`Graph` (and :class:`StagedGraph` for builders), :class:`
 from ._coerce import as_graph
 from ._collector import collector_paused
 from ._graph import CONTROL_PORT, Graph, StagedGraph
+from ._journal import GraphJournal, first_difference
 from ._node import Node
 from ._tensor import UNKNOWN_DIM, UNKNOWN_RANK, TensorDesc, TensorValue, copy_attrs, trusted_desc
 from ._text import parse_text, to_text
@@ -20,6 +21,7 @@ __all__ = [
     "Format",
     "Graph",
     "GraphError",
+    "GraphJournal",
     "Node",
     "StagedGraph",
     "TensorDesc",
@@ -31,6 +33,7 @@ __all__ = [
     "collector_paused",
     "copy_attrs",
     "data_type_from_numpy",
+    "first_difference",
     "numpy_dtype",
     "parse_text",
     "to_text",

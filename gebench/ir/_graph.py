@@ -5,12 +5,14 @@ from __future__ import annotations
 import itertools
 import logging
 import math
+import struct
 from collections.abc import Iterable, Iterator, Sequence
 from typing import Any
 
 import networkx as nx
 
 from ._collector import collector_paused
+from ._journal import GraphJournal, rows_of
 from ._node import NO_SUBGRAPHS, Node
 from ._tensor import TensorDesc, _default_desc, copy_attrs
 from .errors import CycleError, GraphError
@@ -61,6 +63,54 @@ def _store_remove_edge(store: nx.MultiDiGraph, u: int, v: int, key: tuple[int, i
         del store._succ[u][v]
         del store._pred[v][u]
 
+
+#: :meth:`Graph.place_between` tries this many floats one by one after a taken position before it crosses the rest of
+#: a run of taken floats by doubling steps and bisection (so short runs get exactly the first free float).
+_PLACE_WALK = 16
+_F64 = struct.Struct("<d")
+_I64 = struct.Struct("<q")
+
+
+def _first_free_after(p: float, hi: float, taken: set[float]) -> float:
+    """A float above the taken position ``p`` that is not in ``taken``: the first one when it is at most
+    :data:`_PLACE_WALK` floats away, or when the floats from ``p`` up to it are all taken; a float ``>= hi`` when
+    none was found below ``hi``.
+
+    Many rewrites placed between the same two nodes (all fed by one shared producer, all feeding one consumer) start
+    from the same position and each takes the first free float after it, so they build one long run of consecutive
+    taken floats. Past the first :data:`_PLACE_WALK` floats that run is crossed by doubling the step (counted in
+    floats, on the bit patterns, which order positive floats) until a free float or ``hi``, then by bisecting back to
+    the first free float after a taken one: O(log run) instead of O(run) per placement. A float freed inside the
+    run (its node removed) may be stepped over; any free float between the bounds is as good.
+    """
+    nextafter = math.nextafter
+    for _ in range(_PLACE_WALK):
+        p = nextafter(p, hi)
+        if p >= hi or p not in taken:
+            return p
+    if p <= 0.0:  # the bit patterns order positive floats only; positions below zero are rare
+        while p in taken and p < hi:
+            p = nextafter(p, hi)
+        return p
+    low = _I64.unpack(_F64.pack(p))[0]  # taken
+    top = _I64.unpack(_F64.pack(hi))[0]  # free, or hi itself
+    step = 1
+    while low + step < top:
+        probe = low + step
+        if _F64.unpack(_I64.pack(probe))[0] not in taken:
+            top = probe
+            break
+        low = probe
+        step += step
+    while top - low > 1:
+        mid = (low + top) // 2
+        if _F64.unpack(_I64.pack(mid))[0] in taken:
+            low = mid
+        else:
+            top = mid
+    return _F64.unpack(_I64.pack(top))[0]
+
+
 #: The attributes a staged graph builds on first read (all set by ``Graph._empty_tables``).
 _STAGED_TABLES = frozenset({"_store", "_by_type", "_producers", "_uses", "_ctrl_succ", "_ctrl_pred", "_pos", "_taken",
                             "_n_ctrl", "_next_pos"})
@@ -103,7 +153,9 @@ class Graph:
         self._store: nx.MultiDiGraph | None = None  # the networkx view once someone asked for it
         self._by_type: dict[str, dict[int, None]] = {}
         self._producers: dict[int, list[tuple[int, int] | None]] = {}
-        self._uses: dict[int, list[list[tuple[int, int]]]] = {}
+        # data uses: node id -> per output port, its (consumer id, input port) keys in the order the edges were added
+        # (a dict per port: a use is found and removed in O(1), and the rest keep their order; copy with dict.copy)
+        self._uses: dict[int, list[dict[tuple[int, int], None]]] = {}
         # control edges: node id -> its control successors (predecessors), in the order the edges were added; a
         # node without control edges has no entry
         self._ctrl_succ: dict[int, dict[int, None]] = {}
@@ -112,6 +164,76 @@ class Graph:
         self._taken: set[float] = set()
         self._n_ctrl = 0  # control edges in the graph
         self._next_pos = 0.0
+
+    #: open :class:`~gebench.ir.GraphJournal`s following this graph (a list once one is opened)
+    _journals: list[GraphJournal] | tuple[()] = ()
+
+    def touch(self, node: Node) -> None:
+        """Announce an in-place change of ``node`` (its ``attrs``, an anchor desc, its ``provenance``): call it
+        before the change. Every open journal that still needs the node as it was keeps a copy of it first.
+        The graph's own methods do this themselves. O(1) when no journal is open (the usual case); else, the
+        first time a node is touched, one copy of it.
+        """
+        if self._journals:
+            self._keep(node.id)
+
+    def _keep(self, nid: int) -> None:
+        """Give every open journal that wants them a copy of node ``nid`` and of its edge rows, as they are now
+        (before an in-place change of the node; see :meth:`touch`). One copy serves every journal."""
+        clone = None
+        for journal in self._journals:
+            if journal.wants_node(nid):
+                if clone is None:
+                    node = self._nodes[nid]
+                    clone = node._clone_into(None, nid, node._name)  # type: ignore[arg-type]
+                journal.nodes[nid] = clone
+        self._keep_rows(nid)
+
+    def _keep_rows(self, nid: int) -> None:
+        """Give every open journal that wants them copies of node ``nid``'s edge rows (before an edge of it
+        changes). O(degree) the first time per journal, O(journals) after."""
+        rows = None
+        for journal in self._journals:
+            if journal.wants_rows(nid):
+                if rows is None:
+                    rows = rows_of(self, nid)
+                journal.rows[nid] = rows
+
+    def _keep_removed(self, node: Node) -> None:
+        """Before ``node`` is removed: journals that have no copy of it keep the node object itself (nothing
+        changes a removed node), its rows and its position."""
+        nid = node.id
+        pos = self._pos[nid]
+        for journal in self._journals:
+            if journal.wants_node(nid):
+                journal.nodes[nid] = node
+            journal.keep_position(nid, pos)
+        self._keep_rows(nid)
+
+    def _keep_positions(self, nids: Iterable[int]) -> None:
+        """Give every open journal the current positions of ``nids`` before they move."""
+        pos = self._pos
+        nids = list(nids)
+        for journal in self._journals:
+            for nid in nids:
+                journal.keep_position(nid, pos[nid])
+
+    def _open_journal(self, journal: GraphJournal) -> None:
+        if not self._journals:
+            self._journals = []
+        self._journals.append(journal)  # type: ignore[union-attr]
+
+    def _close_journal(self, journal: GraphJournal) -> None:
+        journals = self._journals
+        if journal in journals:
+            journals.remove(journal)  # type: ignore[union-attr]
+        if not journals:
+            self._journals = ()
+
+    def journal(self) -> GraphJournal:
+        """Open a :class:`~gebench.ir.GraphJournal` on this graph: the graph as it is now, kept at the cost of
+        what changes from here on (O(1) now; ``journal.materialize()`` builds the graph it recorded)."""
+        return GraphJournal(self)
 
     @property
     def staged(self) -> bool:
@@ -209,7 +331,11 @@ class Graph:
 
     def clear(self) -> None:
         """Forget every node, edge and subgraph (the graph becomes empty; node ids keep growing). Node objects
-        that were in it are left as they are; a staged graph stays staged. O(1)."""
+        that were in it are left as they are; a staged graph stays staged. O(1) (O(n) while a journal is open:
+        it keeps every node)."""
+        if self._journals:
+            for node in list(self._nodes.values()):
+                self._keep_removed(node)
         self._nodes = {}
         self._by_name = {}
         self.subgraphs = {}
@@ -247,9 +373,9 @@ class Graph:
         else:
             bucket[node_id] = None
         self._producers[node_id] = [None] * len(node.inputs)
-        uses: list[list[tuple[int, int]]] = []
+        uses: list[dict[tuple[int, int], None]] = []
         for _ in node.outputs:  # a plain loop: a comprehension costs a function call on Python 3.11
-            uses.append([])
+            uses.append({})
         self._uses[node_id] = uses
         pos = self._next_pos
         self._pos[node_id] = pos
@@ -277,13 +403,17 @@ class Graph:
         nid = node.id
         if self._nodes.get(nid) is not node:
             self._check_mine(node)
+        if self._journals:
+            self._keep_removed(node)
+            for nb in {*self._predecessor_ids(nid), *self._successor_ids(nid)}:
+                self._keep_rows(nb)
         # the node's own tables go with it, so only the other ends are updated here (plain loops: this runs per
         # removed node of every rewrite)
         producers, all_uses = self._producers, self._uses
         port = 0
         for prod in producers[nid]:
             if prod is not None:
-                all_uses[prod[0]][prod[1]].remove((nid, port))
+                del all_uses[prod[0]][prod[1]][nid, port]  # O(1), whatever the producer's fan-out
             port += 1
         for uses in all_uses[nid]:
             for dst, dst_port in uses:
@@ -324,6 +454,8 @@ class Graph:
             return
         if new_name in self._by_name:
             raise GraphError(f"cannot rename {node.name!r}: graph {self.name!r} already has a node named {new_name!r}")
+        if self._journals:
+            self._keep(node.id)
         del self._by_name[node.name]
         self._by_name[new_name] = node.id
         node._name = new_name
@@ -331,6 +463,8 @@ class Graph:
     def set_op_type(self, node: Node, op_type: str) -> None:
         """Change the op type of ``node``, keeping the op-type index current."""
         self._check_mine(node)
+        if self._journals:
+            self._keep(node.id)
         bucket = self._by_type[node.op_type]
         del bucket[node.id]
         if not bucket:
@@ -341,6 +475,8 @@ class Graph:
     def add_input_anchor(self, node: Node, desc: TensorDesc | None = None, name: str = "") -> int:
         """Append an input anchor to ``node``; returns its index."""
         self._check_mine(node)
+        if self._journals:
+            self._keep(node.id)
         node.inputs.append(desc.copy() if desc is not None else TensorDesc())
         node.input_names = [*node.input_names, name]  # a new list: name lists may be shared (see Node)
         self._producers[node.id].append(None)
@@ -349,9 +485,11 @@ class Graph:
     def add_output_anchor(self, node: Node, desc: TensorDesc | None = None, name: str = "") -> int:
         """Append an output anchor to ``node``; returns its index."""
         self._check_mine(node)
+        if self._journals:
+            self._keep(node.id)
         node.outputs.append(desc.copy() if desc is not None else TensorDesc())
         node.output_names = [*node.output_names, name]
-        self._uses[node.id].append([])
+        self._uses[node.id].append({})
         return len(node.outputs) - 1
 
     def remove_last_input_anchor(self, node: Node) -> None:
@@ -361,6 +499,8 @@ class Graph:
             raise GraphError(f"node {node.name!r} has no input anchor to remove")
         if self._producers[node.id][-1] is not None:
             raise GraphError(f"input {len(node.inputs) - 1} of {node.name!r} is still connected; remove its edge first")
+        if self._journals:
+            self._keep(node.id)
         node.inputs.pop()
         node.input_names = node.input_names[:-1]
         self._producers[node.id].pop()
@@ -449,6 +589,15 @@ class Graph:
         """
         return self._producers[node.id]
 
+    def output_uses(self, node: Node) -> list[dict[tuple[int, int], None]]:
+        """Per output port of ``node``, its ``(consumer id, input port)`` uses (the keys) in edge order.
+
+        The graph's own table, returned without copying: read it, never change it, and change no edge of the node
+        while iterating it. O(1), so a caller that stops at the first use it is looking for (the matcher's
+        self-containment check) costs O(uses read), not O(fan-out).
+        """
+        return self._uses[node.id]
+
     def producers(self, node: Node) -> list[tuple[Node, int] | None]:
         """Producers of every input anchor of ``node``, in port order."""
         nodes = self._nodes
@@ -479,7 +628,8 @@ class Graph:
         return out
 
     def all_uses(self, node: Node) -> list[tuple[int, Node, int]]:
-        """(output port, consumer, input port) for every data edge leaving ``node``."""
+        """(output port, consumer, input port) for every data edge leaving ``node``. O(uses): to stop early, read
+        :meth:`output_uses`."""
         nodes = self._nodes
         out = []
         for sp, uses in enumerate(self._uses[node.id]):  # a plain loop: no comprehension call on Python 3.11
@@ -566,10 +716,13 @@ class Graph:
                 "remove that edge first"
             )
         sid, did = src.id, dst.id
+        if self._journals:
+            self._keep_rows(sid)
+            self._keep_rows(did)
         if self._pos[sid] >= self._pos[did]:
             self._order_for_edge(src, dst)
         self._producers[did][dst_port] = (sid, src_port)
-        self._uses[sid][src_port].append((did, dst_port))
+        self._uses[sid][src_port][did, dst_port] = None  # a new key goes last
         store = self._store
         if store is not None:
             _store_add_edge(store, sid, did, (src_port, dst_port))
@@ -582,16 +735,20 @@ class Graph:
             CycleError: the edge would close a cycle (the graph is left unchanged).
         """
         sid, did = src.id, dst.id
+        if self._journals:
+            self._keep_rows(sid)
+            self._keep_rows(did)
         if self._pos[sid] >= self._pos[did]:
             self._order_for_edge(src, dst)
         self._producers[did][dst_port] = (sid, src_port)
-        self._uses[sid][src_port].append((did, dst_port))
+        self._uses[sid][src_port][did, dst_port] = None  # a new key goes last
         store = self._store
         if store is not None:
             _store_add_edge(store, sid, did, (src_port, dst_port))
 
     def remove_edge(self, src: Node, src_port: int, dst: Node, dst_port: int) -> None:
-        """Remove one data edge. Raises GraphError when it does not exist. O(uses of the source port)."""
+        """Remove one data edge; the other uses of the source port keep their order. Raises GraphError when it
+        does not exist. O(1)."""
         self._check_mine(src)
         self._check_mine(dst)
         if dst_port < 0 or dst_port >= len(dst.inputs) or self._producers[dst.id][dst_port] != (src.id, src_port):
@@ -609,6 +766,9 @@ class Graph:
         sid, did = src.id, dst.id
         if did in self._ctrl_succ.get(sid, ()):
             return
+        if self._journals:
+            self._keep_rows(sid)
+            self._keep_rows(did)
         self._order_for_edge(src, dst)
         self._ctrl_succ.setdefault(sid, {})[did] = None
         self._ctrl_pred.setdefault(did, {})[sid] = None
@@ -623,6 +783,9 @@ class Graph:
         succ = self._ctrl_succ.get(sid)
         if succ is None or did not in succ or self._nodes.get(sid) is not src:
             raise GraphError(f"there is no control edge {src.name} -> {dst.name}")
+        if self._journals:
+            self._keep_rows(sid)
+            self._keep_rows(did)
         del succ[did]
         if not succ:
             del self._ctrl_succ[sid]
@@ -691,8 +854,11 @@ class Graph:
             raise
 
     def _unlink(self, src_id: int, src_port: int, dst_id: int, dst_port: int) -> None:
+        if self._journals:
+            self._keep_rows(src_id)
+            self._keep_rows(dst_id)
         self._producers[dst_id][dst_port] = None
-        self._uses[src_id][src_port].remove((dst_id, dst_port))
+        del self._uses[src_id][src_port][dst_id, dst_port]
         store = self._store
         if store is not None:
             _store_remove_edge(store, src_id, dst_id, (src_port, dst_port))
@@ -737,6 +903,8 @@ class Graph:
         backward.sort(key=pos.__getitem__)
         forward.sort(key=pos.__getitem__)
         slots = sorted(pos[n] for n in itertools.chain(backward, forward))
+        if self._journals:
+            self._keep_positions(itertools.chain(backward, forward))
         for n, slot in zip(itertools.chain(backward, forward), slots, strict=True):
             pos[n] = slot
 
@@ -744,8 +912,9 @@ class Graph:
         """Give ``nodes`` (listed in a valid topological order) positions after every node in ``after``
         and before every node in ``before``, so later edges to and from them need no reordering.
 
-        Used by the rewriter for freshly inserted nodes. O(len(nodes)); falls back to renumbering all
-        positions (O(n log n)) when the gap is exhausted by float precision.
+        Used by the rewriter for freshly inserted nodes. O(len(nodes)), plus O(log k) per node when ``k`` nodes
+        placed earlier between the same bounds hold the float it would take (see :func:`_first_free_after`); falls
+        back to renumbering all positions (O(n log n)) when the gap is exhausted by float precision.
         """
         if not nodes:
             return
@@ -780,8 +949,8 @@ class Graph:
             p = lo + step * (i + 1)
             if p <= previous:  # else p is already at least the float after ``previous``
                 p = math.nextafter(previous, hi)
-            while p in taken and p < hi:
-                p = math.nextafter(p, hi)
+            if p in taken:
+                p = _first_free_after(p, hi, taken)
             if p >= hi or p <= previous:
                 self._renumber()
                 self.place_between(nodes, after, before)
@@ -792,11 +961,15 @@ class Graph:
             self._move_to(n, p)
 
     def _move_to(self, node: Node, position: float) -> None:
+        if self._journals:
+            self._keep_positions((node.id,))
         self._taken.discard(self._pos[node.id])
         self._pos[node.id] = position
         self._taken.add(position)
 
     def _renumber(self) -> None:
+        if self._journals:
+            self._keep_positions(list(self._pos))
         for i, nid in enumerate(sorted(self._pos, key=self._pos.__getitem__)):
             self._pos[nid] = float(i) * 1024.0
         self._taken = set(self._pos.values())
@@ -848,6 +1021,8 @@ class Graph:
         if parent_node is not None:
             graph.parent_node_name = parent_node.name
             if graph.name not in parent_node.subgraph_names:
+                if self._journals and self._nodes.get(parent_node.id) is parent_node:
+                    self._keep(parent_node.id)
                 parent_node.subgraph_names = [*parent_node.subgraph_names, graph.name]
         self.subgraphs[graph.name] = graph
 
@@ -881,7 +1056,7 @@ class Graph:
             clone._by_name[c._name] = nid
             clone._by_type.setdefault(c._op_type, {})[nid] = None
             clone._producers[nid] = self._producers[nid].copy()
-            clone._uses[nid] = list(map(list, self._uses[nid]))
+            clone._uses[nid] = list(map(dict.copy, self._uses[nid]))
         clone._pos = dict(self._pos)
         clone._taken = set(self._taken)
         clone._next_pos = self._next_pos
@@ -927,6 +1102,9 @@ class Graph:
         use_edges: set[tuple[int, int, int, int]] = set()
         for src, ports in self._uses.items():
             for sp, uses in enumerate(ports):
+                if type(uses) is not dict:
+                    raise GraphError(f"graph {self.name!r}: the uses of #{src}:{sp} are a {type(uses).__name__}, "
+                                     "not a dict (copy use tables with dict.copy)")
                 for dst, dp in uses:
                     if (src, sp, dst, dp) in use_edges:
                         raise GraphError(f"graph {self.name!r}: duplicate use entry from #{src}:{sp}")

@@ -24,7 +24,8 @@ class Node:
 
     ``id`` is an integer unique in the graph and never reused. ``name`` is unique in its graph and
     ``op_type`` is GE's op type; both change only through :meth:`Graph.rename` / :meth:`Graph.set_op_type`
-    so the graph's indexes stay current. ``attrs`` may be edited freely (no index depends on it).
+    so the graph's indexes stay current. ``attrs`` and the anchor descs may be edited in place (no index
+    depends on them), after calling ``graph.touch(node)`` so that open journals (snapshots) keep the node as it was.
     ``inputs[i]``/``outputs[i]`` are the descs of input/output anchor ``i``; ``input_names`` and
     ``output_names`` run parallel to them (``""`` where unknown). Anchors are added or dropped only
     through the graph. ``provenance`` names the pass that created the node (``""`` for original nodes).

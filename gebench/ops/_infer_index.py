@@ -370,6 +370,7 @@ def _subgraph_outputs(ctx: InferContext, sub_name: str, first_data_input: int) -
             port = None
         if port is not None and port < len(ctx.node.inputs):
             src = ctx.node.inputs[port]
+            sub.touch(data)
             for desc in (data.outputs[0], *data.inputs[:1]):
                 desc.dtype, desc.shape, desc.origin_shape = src.dtype, src.shape, src.shape
     infer_graph(sub, allow_unknown_ops=ctx.allow_unknown_ops)

@@ -48,6 +48,12 @@ class Node:
             raise RuntimeError(f"node {node.name!r} has been removed from its graph")
         return node.graph
 
+    def _touch(self) -> None:
+        """Tell the node's graph (if it still has one) that the node is about to change in place."""
+        node = self._ir_node
+        if node.alive:
+            node.graph.touch(node)
+
     # -- identity
     @property
     def name(self) -> str:
@@ -133,8 +139,10 @@ class Node:
             ValueError: ``value`` cannot be stored (empty list, mixed list, unsupported type).
         """
         _check_str(key, "attr name")
-        self._graph()
-        self._ir_node.attrs[key] = _AttrValue.to_ir(value, f"attr {key!r} of node {self.name!r}")
+        graph = self._graph()
+        value = _AttrValue.to_ir(value, f"attr {key!r} of node {self.name!r}")
+        graph.touch(self._ir_node)
+        self._ir_node.attrs[key] = value
 
     def _port_desc(self, descs: list[ir.TensorDesc], index: Any, kind: str) -> ir.TensorDesc:
         _check_int(index, f"{kind} index")
@@ -153,7 +161,9 @@ class Node:
     def set_input_attr(self, name: str, index: int, value: Any) -> None:
         _check_str(name, "attr name")
         desc = self._port_desc(self._ir_node.inputs, index, "input")
-        desc.attrs[name] = _AttrValue.to_ir(value, f"attr {name!r} of input {index} of node {self.name!r}")
+        value = _AttrValue.to_ir(value, f"attr {name!r} of input {index} of node {self.name!r}")
+        self._touch()
+        desc.attrs[name] = value
 
     def get_output_attr(self, name: str, index: int) -> Any:
         """Attr ``name`` of output desc ``index``. Raises RuntimeError when absent."""
@@ -166,7 +176,9 @@ class Node:
     def set_output_attr(self, name: str, index: int, value: Any) -> None:
         _check_str(name, "attr name")
         desc = self._port_desc(self._ir_node.outputs, index, "output")
-        desc.attrs[name] = _AttrValue.to_ir(value, f"attr {name!r} of output {index} of node {self.name!r}")
+        value = _AttrValue.to_ir(value, f"attr {name!r} of output {index} of node {self.name!r}")
+        self._touch()
+        desc.attrs[name] = value
 
     # -- descs
     def get_input_desc(self, index: int) -> TensorDesc:
@@ -199,6 +211,7 @@ class Node:
         if not isinstance(desc, TensorDesc):
             raise TypeError(f"{kind} desc must be a TensorDesc, got {type(desc).__name__}")
         self._port_desc(descs, index, kind)
+        self._touch()
         descs[index] = desc._desc.copy()
 
     def __copy__(self) -> NoReturn:

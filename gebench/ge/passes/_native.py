@@ -510,5 +510,6 @@ class SubgraphRewriter:
         if context is not None:
             added = [graph.node(i) for i in result.added if graph.has_node_id(i)]
             for n in added:
+                graph.touch(n)
                 n.provenance = pass_name
         return SUCCESS if context is None else None

@@ -96,6 +96,7 @@ def report_fuse(nodes_before: Iterable[Any], nodes_after: Iterable[Any], context
         fail("report_fuse: nodes_before and nodes_after must belong to one graph")
     origin = [n.name for n in before]
     for n in after:
+        graph.touch(n)
         n.provenance = pass_name
         n.attrs.setdefault("_datadump_origin_op_names", list(origin))
     session = _session.current()

@@ -1,0 +1,195 @@
+"""Graph journals: a journal opened on a graph builds exactly the graph as it was, whatever changed after, and
+a run's snapshots cost O(what changed), not O(graph)."""
+
+from __future__ import annotations
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+import gebench
+from gebench import ir
+from gebench.fusion.snapshots import SnapshotMap
+from gebench.ir import Graph, GraphError, GraphJournal, TensorDesc, first_difference
+
+OPS = st.sampled_from(["add_node", "add_edge", "remove_edge", "remove_node", "add_control", "remove_control",
+                       "replace_uses", "rename", "retype", "place", "set_attr", "set_desc", "add_anchor",
+                       "journal", "subgraph"])
+
+
+def _random_graph(n: int) -> Graph:
+    g = Graph("j")
+    prev = None
+    for i in range(n):
+        node = g.add_node(f"Op{i % 3}", name=f"n{i}", inputs=2, outputs=2, attrs={"k": i})
+        if prev is not None:
+            g.add_edge(prev, i % 2, node, 0)
+        prev = node
+    return g
+
+
+def _mutate(g: Graph, op: str, a: int, b: int, port: int) -> None:
+    nodes = g.nodes()
+    if op == "add_node" or not nodes:
+        g.add_node(f"Op{a % 3}", inputs=1 + port % 3, outputs=1 + port % 2)
+    elif op == "add_edge":
+        src, dst = nodes[a % len(nodes)], nodes[b % len(nodes)]
+        g.add_edge(src, port % len(src.outputs), dst, port % len(dst.inputs))
+    elif op == "remove_edge":
+        edges = g.data_edges()
+        if edges:
+            g.remove_edge(*edges[a % len(edges)])
+    elif op == "remove_node":
+        g.remove_node(nodes[a % len(nodes)])
+    elif op == "add_control":
+        g.add_control_edge(nodes[a % len(nodes)], nodes[b % len(nodes)])
+    elif op == "remove_control":
+        edges = g.control_edges()
+        if edges:
+            g.remove_control_edge(*edges[a % len(edges)])
+    elif op == "replace_uses":
+        src, dst = nodes[a % len(nodes)], nodes[b % len(nodes)]
+        g.replace_all_uses(src, 0, dst, 0)
+    elif op == "rename":
+        g.rename(nodes[a % len(nodes)], f"r{b}")
+    elif op == "retype":
+        g.set_op_type(nodes[a % len(nodes)], f"Op{b % 4}")
+    elif op == "place":
+        new = g.add_node("Placed", inputs=1, outputs=1)
+        g.place_between([new], after=[nodes[a % len(nodes)]], before=[nodes[b % len(nodes)]])
+    elif op == "set_attr":
+        node = nodes[a % len(nodes)]
+        g.touch(node)
+        node.attrs[f"a{port}"] = [b, a]
+    elif op == "set_desc":
+        node = nodes[a % len(nodes)]
+        if node.outputs:
+            g.touch(node)
+            node.outputs[0].shape = (b % 7, port)
+            node.outputs[0].attrs["x"] = b
+    elif op == "add_anchor":
+        g.add_input_anchor(nodes[a % len(nodes)], TensorDesc.of(ir.DataType.DT_INT32, [port]))
+    elif op == "subgraph":
+        if g.subgraphs:
+            sub = next(iter(g.subgraphs.values()))
+            _mutate(sub, "add_node" if a % 2 else "remove_node", b, a, port)
+        else:
+            sub = _random_graph(3)
+            sub.name = f"sub{a}"
+            g.add_subgraph(sub, parent_node=nodes[a % len(nodes)])
+
+
+@settings(max_examples=80, deadline=None)
+@given(st.integers(1, 12), st.lists(st.tuples(OPS, st.integers(0, 10_000), st.integers(0, 10_000),
+                                              st.integers(0, 3)), min_size=1, max_size=50))
+def test_a_journal_builds_the_graph_as_it_was_after_random_changes(size, steps):
+    g = _random_graph(size)
+    opened: list[tuple[GraphJournal, Graph]] = [(g.journal(), g.copy())]
+    for op, a, b, port in steps:
+        if op == "journal":
+            opened.append((g.journal(), g.copy()))
+            continue
+        try:
+            _mutate(g, op, a, b, port)
+        except GraphError:
+            pass  # refused mutations change nothing
+    for journal, expected in opened:
+        built = journal.materialize()
+        assert first_difference(built, expected) is None
+        built.verify()
+        assert ir.to_text(built) == ir.to_text(expected)
+    assert not g._journals  # materialized journals stop following the graph
+
+
+def test_a_change_that_skips_touch_is_caught_by_the_checking_snapshot_map(monkeypatch):
+    monkeypatch.setenv("GEBENCH_CHECK_JOURNALS", "1")
+    g = _random_graph(4)
+    snaps = SnapshotMap()
+    snaps.keep("PreRunBegin", g.journal())
+    g.node_by_name("n1").attrs["k"] = "changed behind the journal's back"
+    with pytest.raises(GraphError, match="skipped Graph.touch"):
+        snaps["PreRunBegin"]
+
+
+def test_a_journal_keeps_only_what_changed():
+    g = _random_graph(2000)
+    journal = g.journal()
+    n5 = g.node_by_name("n5")
+    g.touch(n5)
+    n5.attrs["k"] = -1
+    g.remove_node(g.node_by_name("n9"))
+    assert set(journal.nodes) == {5, 9}  # ids are creation order: n5 is #5
+    assert set(journal.rows) == {5, 8, 9, 10}  # n9's neighbours lost an edge
+    assert journal.node_count() == 2000
+    built = journal.materialize()
+    assert built.node_by_name("n5").attrs["k"] == 5 and built.find("n9") is not None
+    assert g.node_by_name("n5").attrs["k"] == -1 and g.find("n9") is None
+
+
+def _fanout_model(path, layers: int):
+    """``layers`` MatMul+Add sites (onnx.helper), each with its own weights."""
+    import numpy as np
+    import onnx
+    from onnx import TensorProto, helper, numpy_helper
+
+    nodes, inits = [], []
+    x = "x"
+    for i in range(layers):
+        inits.append(numpy_helper.from_array(np.ones((4, 4), np.float32), f"w{i}"))
+        inits.append(numpy_helper.from_array(np.ones((4,), np.float32), f"b{i}"))
+        nodes.append(helper.make_node("MatMul", [x, f"w{i}"], [f"m{i}"], name=f"mm{i}"))
+        nodes.append(helper.make_node("Add", [f"m{i}", f"b{i}"], [f"a{i}"], name=f"add{i}"))
+        nodes.append(helper.make_node("Relu", [f"a{i}"], [f"r{i}"], name=f"relu{i}"))
+        x = f"r{i}"
+    graph = helper.make_graph(nodes, "chain", [helper.make_tensor_value_info("x", TensorProto.FLOAT, [2, 4])],
+                              [helper.make_tensor_value_info(x, TensorProto.FLOAT, [2, 4])], inits)
+    onnx.save(helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)]), path)
+
+
+def _gemm_pass(tmp_path):
+    src = (
+        "from ge.es.math import GEMM\n"
+        "from ge.es.nn import BatchMatMulV2\n"
+        "from ge.passes import PassStage, PatternFusionPass, pattern, register_fusion_pass\n\n"
+        "@register_fusion_pass(name='JournalGemm', stage=PassStage.BEFORE_INFER_SHAPE)\n"
+        "class JournalGemm(PatternFusionPass):\n"
+        "    @pattern\n"
+        "    def mm_add(self, inputs):\n"
+        "        a, b, c = inputs[:3]\n"
+        "        return BatchMatMulV2(a, b) + c\n\n"
+        "    def meet_requirements(self, match_result):\n"
+        "        return match_result.get_matched_nodes()[0].name in ('mm0', 'mm1')\n\n"
+        "    def replacement(self, inputs):\n"
+        "        a, b, c = inputs[:3]\n"
+        "        return GEMM(a, b, c, 1.0, 1.0)\n")
+    path = tmp_path / "journal_gemm.py"
+    path.write_text(src)
+    return path
+
+
+@pytest.mark.parametrize("layers", [50, 400])
+def test_compile_snapshots_cost_what_changed_not_the_graph(tmp_path, monkeypatch, layers):
+    """Two rewrites in a graph of 50 or 400 layers: the node copies the run makes for its five snapshots are the
+    same few, whatever the graph's size (counted, not timed); reading a snapshot builds it whole."""
+    monkeypatch.delenv("GEBENCH_CHECK_JOURNALS", raising=False)
+    model = tmp_path / "m.onnx"
+    _fanout_model(model, layers)
+    clones = 0
+    original = ir.Node._clone_into
+
+    def counting(self, graph, node_id, name):
+        nonlocal clones
+        clones += 1
+        return original(self, graph, node_id, name)
+
+    monkeypatch.setattr(ir.Node, "_clone_into", counting)
+    run = gebench.compile(str(model), passes=[str(_gemm_pass(tmp_path))])
+    assert run.ok and run.summary()["JournalGemm"]["replaced"] == 2
+    assert clones <= 12, clones  # the two fused sites' nodes and their inferred GEMMs, not the graph
+    snaps = run.ir_snapshots
+    assert isinstance(snaps, SnapshotMap) and snaps.pending() >= 2
+    assert run.report()["snapshots"]["PreRunBegin"]["nodes"] == len(snaps["PreRunBegin"])
+    pre = snaps["PreRunBegin"]
+    assert pre.find("mm0") is not None and pre.find("mm0").op_type == "BatchMatMulV2"
+    assert run.ir_graph.find("mm0") is None
+    assert clones >= len(pre)  # building the snapshot copied the graph once
