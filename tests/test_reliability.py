@@ -281,3 +281,58 @@ def test_ir_text_dump_writer_is_atomic_too(model, tmp_path, monkeypatch):
     written = api.write_dumps(run, tmp_path)
     assert written and stale.read_text(encoding="utf-8") == "another writer"
     assert gebench.load(written[0]).find("Relu_0") is not None
+
+
+# ------------------------------------------------------------------------------ 6: --verify on a huge input
+RELU_TO_ABS = """
+from ge.passes import PassStage, PatternFusionPass, pattern, register_fusion_pass
+from ge.es.all import Relu, Abs
+
+
+@register_fusion_pass(name="ReluToAbs", stage=PassStage.BEFORE_INFER_SHAPE)
+class ReluToAbs(PatternFusionPass):
+    @pattern
+    def relu(self, inputs):
+        return Relu(inputs[0])
+
+    def replacement(self, inputs):
+        return Abs(inputs[0])
+"""
+
+
+def _model_with_input_shape(model: Path, tmp_path: Path, shape: str) -> Path:
+    path = tmp_path / "shaped.gir"
+    path.write_text(model.read_text(encoding="utf-8").replace("DT_FLOAT[2]", f"DT_FLOAT[{shape}]"), encoding="utf-8")
+    return path
+
+
+@pytest.mark.timeout(120)
+def test_verify_on_an_input_too_large_for_memory_is_refused_with_the_size(model, tmp_path, capsys, monkeypatch):
+    monkeypatch.setenv("GEBENCH_EXEC_MEMORY_LIMIT", "1G")
+    big = _model_with_input_shape(model, tmp_path, "100000, 100000, 2")  # 74.5 GiB of float32
+    passes = write(tmp_path / "p" / "relu_to_abs.py", RELU_TO_ABS)
+    code = cli.main(["compile", str(big), "--passes", str(passes), "--verify"])
+    captured = capsys.readouterr()
+    assert code == 0
+    assert "Traceback" not in captured.out + captured.err
+    assert "not checked" in captured.out and "'input_0'" in captured.out
+    assert "74.5 GiB" in captured.out and "GEBENCH_EXEC_MEMORY_LIMIT" in captured.out
+    run = gebench.compile(big, passes=str(passes), verify=True)  # the per-rewrite check during the compile
+    assert run.status == "SUCCESS"
+
+
+def test_execute_refuses_random_inputs_beyond_the_memory_limit(model, tmp_path, monkeypatch):
+    from gebench.exec import ExecutionError, execute
+    from gebench.exec.reference import memory_budget
+
+    monkeypatch.setenv("GEBENCH_EXEC_MEMORY_LIMIT", "1M")
+    assert memory_budget() == 1 << 20
+    graph = gebench.load(_model_with_input_shape(model, tmp_path, "1024, 1024"))
+    with pytest.raises(ExecutionError, match=r"input 'input_0' \(DT_FLOAT\[1024, 1024\], 4\.0 MiB\).*1\.0 MiB"):
+        execute(graph)
+    monkeypatch.setenv("GEBENCH_EXEC_MEMORY_LIMIT", "64M")
+    (out,) = execute(graph)
+    assert out.shape == (1024, 1024) and (out >= 0).all()
+    monkeypatch.setenv("GEBENCH_EXEC_MEMORY_LIMIT", "lots")
+    with pytest.raises(ValueError, match="GEBENCH_EXEC_MEMORY_LIMIT='lots' is not a size"):
+        memory_budget()

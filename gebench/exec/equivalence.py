@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import dataclasses
 import logging
+import math
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
@@ -32,8 +33,10 @@ from gebench import ir
 from .reference import (
     ExecutionError,
     _value_dtype,
+    check_memory,
     execute,
     execute_with_values,
+    format_bytes,
     graph_inputs,
     random_input,
 )
@@ -221,9 +224,17 @@ def _input_sets(descs: Sequence[ir.TensorDesc], names: Sequence[str], *, seeds: 
 
     Integer and bool inputs come from the context when it is given (random values are rarely valid
     indices or shapes), else from the seed.
+
+    Raises:
+        ExecutionError: the input sets would need more memory than ``memory_budget()`` allows (the message names
+            the largest input and the sizes), or an input cannot get random values.
     """
     sets: list[tuple[str, list[np.ndarray]]] = []
     ctx = dict(context or {})
+    seed_list = list(seeds)
+    # every set is held at once (plus the base of the edge cases)
+    _check_input_sets_fit(descs, names, ctx, len(seed_list) + (len(EDGE_CASES) + 1 if edge_cases else 0)
+                          + (1 if ctx else 0))
     if ctx and len(ctx) == len(descs):
         sets.append(("context", [np.asarray(ctx[i]) for i in range(len(descs))]))
 
@@ -241,7 +252,6 @@ def _input_sets(descs: Sequence[ir.TensorDesc], names: Sequence[str], *, seeds: 
             values.append(random_input(desc, np.random.default_rng([seed & 0xFFFFFFFF, i]), name=name))
         return values
 
-    seed_list = list(seeds)
     for seed in seed_list:
         sets.append((f"seed={seed}", one(seed)))
     if edge_cases:
@@ -249,6 +259,27 @@ def _input_sets(descs: Sequence[ir.TensorDesc], names: Sequence[str], *, seeds: 
         for kind in EDGE_CASES:
             sets.append((f"edge={kind}", [_edge_case(kind, v.dtype, v) for v in base]))
     return sets
+
+
+def _check_input_sets_fit(descs: Sequence[ir.TensorDesc], names: Sequence[str], ctx: Mapping[int, np.ndarray],
+                          count: int) -> None:
+    sizes = []
+    for i, desc in enumerate(descs):
+        if i in ctx:
+            sizes.append(int(np.asarray(ctx[i]).nbytes))
+            continue
+        try:
+            itemsize = _value_dtype(desc.dtype).itemsize
+        except ValueError:
+            itemsize = 8
+        sizes.append(math.prod(1 if d < 0 else int(d) for d in desc.shape if d != ir.UNKNOWN_RANK) * itemsize)
+    if not sizes:
+        return
+    largest = max(range(len(sizes)), key=sizes.__getitem__)
+    desc = descs[largest]
+    check_memory(sum(sizes) * max(count, 1),
+                 f"the {count} input sets of this check (input {names[largest]!r}, {desc.dtype.name}"
+                 f"{list(desc.shape)}, is {format_bytes(sizes[largest])} in each)")
 
 
 def _run_pair(run_a: Any, run_b: Any, sets: Sequence[tuple[str, list[np.ndarray]]], *, rtol: float | None,
@@ -525,7 +556,10 @@ def check_regions(before: RewriteRegion, after: RewriteRegion, *, seeds: Iterabl
     ctx = None
     if context is not None:
         ctx = {j: context[i] for j, i in enumerate(data_pos) if i in context}
-    sets = _input_sets(descs, names, seeds=seeds, edge_cases=edge_cases, context=ctx)
+    try:
+        sets = _input_sets(descs, names, seeds=seeds, edge_cases=edge_cases, context=ctx)
+    except ExecutionError as exc:  # inputs that cannot be made (too large, unknown rank): not checked
+        return EquivalenceResult(float("inf"), float("inf"), False, error=str(exc))
 
     def runner(region: RewriteRegion) -> Any:
         def run(values: list[np.ndarray]) -> list[np.ndarray]:
@@ -598,7 +632,11 @@ def _boundary_values(graph: ir.Graph, region: RewriteRegion,
     for n in data:
         if n.id not in feed:
             idx = int(n.attrs.get("index", 0))
-            feed[n.id] = random_input(_data_out_desc(n), np.random.default_rng([0, idx]), name=n.name)
+            try:
+                feed[n.id] = random_input(_data_out_desc(n), np.random.default_rng([0, idx]), name=n.name)
+            except ExecutionError as exc:
+                _log.debug("no context values for the region: %s", exc)
+                return None
         else:
             want = _data_out_desc(n)
             try:
@@ -820,9 +858,9 @@ def _contexts(plans: list[_PlannedRewrite]) -> dict[int, dict[int, np.ndarray]]:
     for group in by_graph.values():
         graph = group[0].before
         keys = list(dict.fromkeys(k for plan in group for k in plan.region.input_keys))
-        feed = {n.id: random_input(_data_out_desc(n), np.random.default_rng([0, int(n.attrs.get("index", 0))]),
-                                   name=n.name) for n in graph_inputs(graph)}
         try:
+            feed = {n.id: random_input(_data_out_desc(n), np.random.default_rng([0, int(n.attrs.get("index", 0))]),
+                                       name=n.name) for n in graph_inputs(graph)}
             values = execute_with_values(graph, feed, keys)
         except ExecutionError as exc:
             _log.debug("no context values for graph %s: %s", graph.name, exc)

@@ -11,6 +11,8 @@ bfloat16 precision (numpy has no bfloat16), so a Const stored as raw bf16 bits i
 from __future__ import annotations
 
 import logging
+import math
+import os
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -27,6 +29,7 @@ __all__ = [
     "execute_with_values",
     "graph_inputs",
     "kernel_for",
+    "memory_budget",
     "random_input",
     "register_kernel",
     "registered_op_types",
@@ -195,6 +198,88 @@ def const_array(value: ir.TensorValue) -> np.ndarray:
     return value.array
 
 
+#: Environment variable: the most bytes the executor may allocate for inputs (a number, or with a K/M/G suffix).
+MEMORY_LIMIT_ENV = "GEBENCH_EXEC_MEMORY_LIMIT"
+
+
+def _parse_bytes(text: str) -> int:
+    text = text.strip().upper().removesuffix("B").removesuffix("I")
+    scale = {"K": 1 << 10, "M": 1 << 20, "G": 1 << 30, "T": 1 << 40}.get(text[-1:], 1)
+    number = text[:-1] if scale != 1 else text
+    return int(float(number) * scale)
+
+
+def _available_memory() -> int | None:
+    """Bytes of memory available now: MemAvailable, capped by a cgroup v2 limit; None when unknown."""
+    available: int | None = None
+    try:
+        with open("/proc/meminfo", encoding="ascii") as fh:
+            for line in fh:
+                if line.startswith("MemAvailable:"):
+                    available = int(line.split()[1]) * 1024
+                    break
+    except (OSError, ValueError, IndexError):
+        try:
+            available = os.sysconf("SC_AVPHYS_PAGES") * os.sysconf("SC_PAGE_SIZE")
+        except (AttributeError, ValueError, OSError):
+            available = None
+    try:
+        with open("/sys/fs/cgroup/memory.max", encoding="ascii") as fh:
+            limit = fh.read().strip()
+        with open("/sys/fs/cgroup/memory.current", encoding="ascii") as fh:
+            used = int(fh.read().strip())
+        if limit != "max":
+            room = max(int(limit) - used, 0)
+            available = room if available is None else min(available, room)
+    except (OSError, ValueError):
+        pass
+    return available
+
+
+def memory_budget() -> int | None:
+    """The bytes the executor may allocate for the inputs it makes: ``GEBENCH_EXEC_MEMORY_LIMIT`` when set
+    (``"2G"``, ``"512M"``, a byte count), else half of the memory available now; None when unknown (no limit).
+
+    Raises:
+        ValueError: the environment variable is not a size.
+    """
+    value = os.environ.get(MEMORY_LIMIT_ENV, "").strip()
+    if value:
+        try:
+            return _parse_bytes(value)
+        except ValueError:
+            raise ValueError(f"{MEMORY_LIMIT_ENV}={value!r} is not a size; write for example 2G or 512M") from None
+    available = _available_memory()
+    return None if available is None else available // 2
+
+
+def format_bytes(n: float) -> str:
+    """``n`` bytes as ``"74.5 GiB"``."""
+    value = float(n)
+    for unit in ("B", "KiB", "MiB", "GiB"):
+        if value < 1024:
+            return f"{int(value)} B" if unit == "B" else f"{value:.1f} {unit}"
+        value /= 1024
+    return f"{value:.1f} TiB"
+
+
+def check_memory(nbytes: int, what: str, *, budget: int | None = None) -> None:
+    """Refuse an allocation of ``nbytes`` (described by ``what``) that does not fit :func:`memory_budget`.
+
+    Raises:
+        ExecutionError: naming ``what``, the size and the budget.
+    """
+    budget = memory_budget() if budget is None else budget
+    if budget is not None and nbytes > budget:
+        raise ExecutionError(
+            f"{what}: needs {format_bytes(nbytes)}, more than the {format_bytes(budget)} the reference executor may "
+            f"use on this machine; feed smaller shapes (or set {MEMORY_LIMIT_ENV})")
+
+
+def _element_count(shape: Sequence[int]) -> int:
+    return math.prod(1 if d < 0 else int(d) for d in shape)
+
+
 def random_input(desc: ir.TensorDesc, rng: np.random.Generator, *, name: str = "") -> np.ndarray:
     """A seeded random array fitting ``desc``: floats ~ N(0, 1), integers in [0, 4), bools uniform.
 
@@ -202,7 +287,8 @@ def random_input(desc: ir.TensorDesc, rng: np.random.Generator, *, name: str = "
     indices and counts.
 
     Raises:
-        ExecutionError: the rank is unknown or the dtype has no numpy type.
+        ExecutionError: the rank is unknown, the dtype has no numpy type, or making the values needs more memory
+            than :func:`memory_budget` allows (the message names the input, its shape and the size).
     """
     if ir.UNKNOWN_RANK in desc.shape:
         raise ExecutionError(f"input {name!r} has unknown rank; feed it explicitly")
@@ -211,6 +297,10 @@ def random_input(desc: ir.TensorDesc, rng: np.random.Generator, *, name: str = "
         dtype = _value_dtype(desc.dtype)
     except ValueError as exc:
         raise ExecutionError(f"input {name!r}: {exc}; feed it explicitly") from None
+    # the generator makes float64 (or int64) values first, then they are cast
+    count = _element_count(shape)
+    check_memory(count * (8 + dtype.itemsize), f"making random values for input {name!r} "
+                 f"({desc.dtype.name}{list(desc.shape)}, {format_bytes(count * dtype.itemsize)})")
     if dtype.kind == "f":
         arr = rng.standard_normal(shape).astype(dtype)
         return round_to_bf16(arr) if desc.dtype == ir.DataType.DT_BF16 else arr
