@@ -10,7 +10,8 @@ from .ge import install as _install_ge
 _install_ge()
 
 # Python API (gebench.api), resolved lazily so that `import gebench` stays cheap.
-_API_NAMES = ("load", "compile", "Run", "PassSet", "Workbench", "execute", "register_loader", "register_dump_writer")
+_API_NAMES = ("load", "compile", "Run", "PassSet", "Workbench", "execute", "register_loader", "register_dump_writer",
+              "sweep")
 
 __all__ = list(_API_NAMES)
 
@@ -23,6 +24,8 @@ def __getattr__(name: str):  # noqa: ANN202 - PEP 562 hook
             from .viz import Workbench as value
         elif name == "execute":
             from .exec import execute as value
+        elif name == "sweep":
+            value = __import__("importlib").import_module(".sweep", __name__)  # callable: runs a sweep
         else:
             from . import api
 

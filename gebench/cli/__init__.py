@@ -32,7 +32,7 @@ _COMMANDS: dict[str, tuple[Setup, str]] = {}
 
 #: Modules imported (if present) before parsing so they can register their subcommands.
 _EXTENSION_MODULES = ("gebench.io", "gebench.exec", "gebench.cli.atc", "gebench.viz", "gebench.backends",
-                      "gebench.lab", "gebench.demo", "gebench.atc")
+                      "gebench.lab", "gebench.demo", "gebench.atc", "gebench.cli.sweep")
 
 
 def register_command(name: str, setup: Setup, help: str = "") -> None:  # noqa: A002 - argparse's word

@@ -1,0 +1,447 @@
+"""Process isolation for sweep tasks: a crash, a hang or a memory blow-up costs one task, never the worker.
+
+Each worker keeps one *task server* per concurrently running task: a ``python -m gebench.sweep._isolate``
+child process that has imported gebench once (about a second) and then, per task, ``fork()``\\ s a fresh
+task process that runs :func:`~gebench.sweep._task.run_task` and exits. The server watches that process:
+
+* it reads the task's messages (the pass about to run, then the result row) from a pipe;
+* past ``spec.timeout`` seconds it kills the task process: status ``TIMEOUT``;
+* above ``spec.memory_limit_mb`` of resident memory (polled every 0.1 s) it kills it: ``OUT_OF_MEMORY``;
+* a task process that dies without a row (``os._exit``, a segfault, the kernel's OOM killer) is ``CRASHED``,
+  with its exit status or signal, the pass that was running and the tail of its output.
+
+``peak_mem_mb`` of an isolated task is the task process's own peak RSS (``wait4``), which includes the
+pages it shares with the server (the imported gebench, about 100 MiB). A fresh process per task also means
+no state (loaded pass modules, caches) leaks from one task into the next. Fork costs a few milliseconds.
+
+The server reads requests on its stdin and answers on its stdout (length-prefixed pickles), after moving
+those to private descriptors so stray prints of pass files go to stderr. It exits when its stdin closes
+(the worker ended or died), killing a running task first. POSIX only (``os.fork``).
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import pickle
+import select
+import signal
+import struct
+import subprocess
+import sys
+import threading
+import time
+from pathlib import Path
+from typing import Any
+
+from ._task import TaskSpec, base_row, finish_row
+
+__all__ = ["run_isolated", "warm_up", "shutdown", "isolation_available"]
+
+_log = logging.getLogger(__name__)
+
+_HEADER = struct.Struct(">Q")
+#: Seconds a new task server may take to import gebench and say it is ready.
+SERVER_START_TIMEOUT = 300.0
+#: Extra seconds the worker waits for a server's answer past the task timeout before it gives up on it.
+SERVER_GRACE = 60.0
+_MEMORY_POLL = 0.1
+_TAIL_BYTES = 2000
+
+
+def isolation_available() -> bool:
+    """Whether tasks can run isolated here (POSIX ``fork``)."""
+    return hasattr(os, "fork")
+
+
+# ------------------------------------------------------------------------------------------- framing
+def _write_frame(fd: int, obj: Any) -> None:
+    data = pickle.dumps(obj, protocol=pickle.HIGHEST_PROTOCOL)
+    view = memoryview(_HEADER.pack(len(data)) + data)
+    while view:
+        n = os.write(fd, view)
+        view = view[n:]
+
+
+def _read_exact(fd: int, n: int, deadline: float | None) -> bytes:
+    chunks = []
+    while n:
+        if deadline is not None:
+            left = deadline - time.monotonic()
+            if left <= 0 or not select.select([fd], [], [], left)[0]:
+                raise TimeoutError("no answer in time")
+        chunk = os.read(fd, min(n, 1 << 20))
+        if not chunk:
+            raise EOFError("the other side closed the pipe")
+        chunks.append(chunk)
+        n -= len(chunk)
+    return b"".join(chunks)
+
+
+def _read_frame(fd: int, deadline: float | None = None) -> Any:
+    (size,) = _HEADER.unpack(_read_exact(fd, _HEADER.size, deadline))
+    return pickle.loads(_read_exact(fd, size, deadline))
+
+
+# ------------------------------------------------------------------------------------------- worker side
+class _Server:
+    """A task server process seen from the worker."""
+
+    def __init__(self) -> None:
+        import gebench
+
+        env = dict(os.environ)
+        for var in ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS"):
+            env.setdefault(var, "1")  # one task per core: no nested BLAS threads (Dask's nanny does the same)
+        root = str(Path(gebench.__file__).resolve().parents[1])
+        env["PYTHONPATH"] = root + (os.pathsep + env["PYTHONPATH"] if env.get("PYTHONPATH") else "")
+        self.proc = subprocess.Popen([sys.executable, "-m", "gebench.sweep._isolate"], stdin=subprocess.PIPE,
+                                     stdout=subprocess.PIPE, env=env, close_fds=True)
+        assert self.proc.stdin is not None and self.proc.stdout is not None
+        self._in = self.proc.stdin.fileno()
+        self._out = self.proc.stdout.fileno()
+        self._ready = False
+
+    def wait_ready(self) -> None:
+        """Wait for the server's hello (it has imported gebench). Raises (and kills it) when it does not come
+        within :data:`SERVER_START_TIMEOUT`."""
+        if self._ready:
+            return
+        try:
+            _read_frame(self._out, time.monotonic() + SERVER_START_TIMEOUT)
+        except BaseException:
+            self.kill()
+            raise
+        self._ready = True
+
+    def run(self, spec: TaskSpec) -> dict[str, Any]:
+        """Send ``spec``, return the row. Raises EOFError/OSError/TimeoutError when the server is lost."""
+        _write_frame(self._in, spec)
+        deadline = None if spec.timeout is None else time.monotonic() + spec.timeout + SERVER_GRACE
+        return _read_frame(self._out, deadline)
+
+    def kill(self) -> None:
+        try:
+            self.proc.kill()
+        except OSError:
+            pass
+        self.proc.wait()
+        for stream in (self.proc.stdin, self.proc.stdout):
+            if stream is not None:
+                stream.close()
+
+    def close(self) -> None:
+        """Ask the server to exit (stdin EOF); kill it if it does not within 5 s."""
+        try:
+            if self.proc.stdin is not None:
+                self.proc.stdin.close()
+            self.proc.wait(5)
+        except (OSError, subprocess.TimeoutExpired):
+            self.kill()
+        if self.proc.stdout is not None:
+            self.proc.stdout.close()
+
+
+_idle: list[_Server] = []
+_idle_lock = threading.Lock()
+
+
+def _take() -> _Server:
+    with _idle_lock:
+        if _idle:
+            return _idle.pop()
+    server = _Server()
+    server.wait_ready()
+    return server
+
+
+def run_isolated(spec: TaskSpec) -> dict[str, Any]:
+    """Run ``spec`` in a forked task process of an idle task server (one is started when none is idle).
+
+    Returns the row; a lost server (it was killed, or did not answer within the timeout plus
+    :data:`SERVER_GRACE`) gives a ``CRASHED`` row and is replaced on the next call.
+
+    Raises:
+        RuntimeError: a task server could not start (gebench not importable by ``sys.executable``).
+    """
+    try:
+        server = _take()
+    except (OSError, EOFError, TimeoutError) as exc:
+        raise RuntimeError(f"cannot start a gebench task server with {sys.executable}: {exc}") from exc
+    try:
+        row = server.run(spec)
+    except (OSError, EOFError, TimeoutError, pickle.UnpicklingError) as exc:
+        server.kill()
+        row = base_row(spec)
+        row["status"] = "CRASHED"
+        row["reason"] = f"the task server was lost ({type(exc).__name__}: {exc}); exit status {server.proc.returncode}"
+        return finish_row(row)
+    with _idle_lock:
+        _idle.append(server)
+    return row
+
+
+def warm_up(count: int = 1) -> int:
+    """Start task servers until ``count`` are idle in this process (run on workers before a sweep so the
+    import cost is paid once, in parallel, off the task clock). Returns the number idle."""
+    with _idle_lock:
+        missing = max(0, count - len(_idle))
+    started = [_Server() for _ in range(missing)]  # they import gebench in parallel
+    for server in started:
+        server.wait_ready()
+    with _idle_lock:
+        _idle.extend(started)
+        return len(_idle)
+
+
+def shutdown() -> None:
+    """Close every idle task server of this process."""
+    with _idle_lock:
+        servers = list(_idle)
+        _idle.clear()
+    for server in servers:
+        server.close()
+
+
+# ------------------------------------------------------------------------------------------- server side
+def _rss_mb(pid: int) -> float | None:
+    try:
+        with open(f"/proc/{pid}/status") as fh:
+            for line in fh:
+                if line.startswith("VmRSS:"):
+                    return int(line.split()[1]) / 1024
+    except OSError:
+        pass
+    try:
+        import psutil
+
+        return psutil.Process(pid).memory_info().rss / (1 << 20)
+    except Exception:  # noqa: BLE001 - psutil missing or the process is gone
+        return None
+
+
+def _tail(path: str) -> str:
+    try:
+        with open(path, "rb") as fh:
+            fh.seek(0, os.SEEK_END)
+            size = fh.tell()
+            fh.seek(max(0, size - _TAIL_BYTES))
+            return fh.read().decode("utf-8", "replace").strip()
+    except OSError:
+        return ""
+
+
+def _child(spec: TaskSpec, w: int, close_fds: list[int], log_fd: int) -> None:
+    """The forked task process: run the task, send the row, exit (never returns)."""
+    code = 0
+    try:
+        for fd in close_fds:
+            os.close(fd)
+        os.dup2(log_fd, 1)
+        os.dup2(log_fd, 2)
+        os.close(log_fd)
+        import faulthandler
+
+        faulthandler.enable()
+        signal.signal(signal.SIGINT, signal.SIG_DFL)
+        from ._task import run_task
+
+        row = run_task(spec, on_pass_start=lambda name: _write_frame(w, ("pass", name)), measure_memory=False)
+        _write_frame(w, ("row", row))
+    except BaseException:  # noqa: BLE001 - whatever happens, the process must end here
+        import traceback
+
+        traceback.print_exc()
+        code = 70
+    finally:
+        try:
+            sys.stdout.flush()
+            sys.stderr.flush()
+        finally:
+            os._exit(code)
+
+
+def _run_forked(spec: TaskSpec, proto_in: int, proto_out: int) -> dict[str, Any]:
+    import tempfile
+
+    r, w = os.pipe()
+    log_fd, log_path = tempfile.mkstemp(prefix="gebench-task-", suffix=".log")
+    start = time.monotonic()
+    pid = os.fork()
+    if pid == 0:  # pragma: no cover - runs in the task process
+        _child(spec, w, [r, proto_in, proto_out], log_fd)
+    os.close(w)
+    os.close(log_fd)
+    deadline = start + spec.timeout if spec.timeout else None
+    buf = b""
+    row: dict[str, Any] | None = None
+    current_pass: str | None = None
+    killed_for: str | None = None
+    rss_seen = 0.0
+    try:
+        while True:
+            wait = 1.0
+            if spec.memory_limit_mb:
+                wait = _MEMORY_POLL
+            if deadline is not None:
+                wait = max(0.0, min(wait, deadline - time.monotonic()))
+            ready = select.select([r, proto_in], [], [], wait)[0]
+            if proto_in in ready and not os.read(proto_in, 1):  # the worker is gone: so are we
+                os.kill(pid, signal.SIGKILL)
+                os.waitpid(pid, 0)
+                os._exit(0)
+            if r in ready:
+                chunk = os.read(r, 1 << 20)
+                if not chunk:
+                    break
+                buf += chunk
+                while len(buf) >= _HEADER.size:
+                    (size,) = _HEADER.unpack_from(buf)
+                    if len(buf) < _HEADER.size + size:
+                        break
+                    kind, value = pickle.loads(buf[_HEADER.size:_HEADER.size + size])
+                    buf = buf[_HEADER.size + size:]
+                    if kind == "pass":
+                        current_pass = value
+                    elif kind == "row":
+                        row = value
+            if spec.memory_limit_mb:
+                rss = _rss_mb(pid) or 0.0
+                rss_seen = max(rss_seen, rss)
+                if rss > spec.memory_limit_mb:
+                    killed_for = "memory"
+            if deadline is not None and time.monotonic() >= deadline and row is None:
+                killed_for = "timeout"
+            if killed_for:
+                os.kill(pid, signal.SIGKILL)
+                break
+        _, status, usage = os.wait4(pid, 0)
+        peak = usage.ru_maxrss / (1 << 20) if sys.platform == "darwin" else usage.ru_maxrss / 1024
+        elapsed = time.monotonic() - start
+        if row is not None and killed_for is None and os.WIFEXITED(status) and os.WEXITSTATUS(status) == 0:
+            row["peak_mem_mb"] = peak
+            return row
+        return _failed_row(spec, status, killed_for, current_pass, elapsed, peak, rss_seen, _tail(log_path))
+    finally:
+        os.close(r)
+        try:
+            os.unlink(log_path)
+        except OSError:
+            pass
+
+
+def _failed_row(spec: TaskSpec, status: int, killed_for: str | None, current_pass: str | None, elapsed: float,
+                peak: float, rss_seen: float, tail: str) -> dict[str, Any]:
+    row = base_row(spec)
+    where = f" in pass {current_pass}" if current_pass else ""
+    if killed_for == "timeout":
+        row["status"] = "TIMEOUT"
+        row["reason"] = f"exceeded the task timeout of {spec.timeout:g} s{where}"
+    elif killed_for == "memory":
+        row["status"] = "OUT_OF_MEMORY"
+        row["reason"] = (f"exceeded the task memory limit of {spec.memory_limit_mb:g} MiB (resident {rss_seen:.0f} "
+                         f"MiB){where}")
+    elif os.WIFSIGNALED(status):
+        sig = os.WTERMSIG(status)
+        try:
+            name = signal.Signals(sig).name
+        except ValueError:
+            name = f"signal {sig}"
+        row["status"] = "CRASHED"
+        hint = " (the system's out-of-memory killer?)" if sig == signal.SIGKILL else ""
+        row["reason"] = f"the task process was killed by {name}{hint}{where}"
+    else:
+        code = os.WEXITSTATUS(status) if os.WIFEXITED(status) else status
+        row["status"] = "CRASHED"
+        row["reason"] = f"the task process exited with status {code} without a result{where}"
+    row["failed_pass"] = current_pass
+    row["wall_s"] = elapsed
+    row["peak_mem_mb"] = peak
+    if tail:
+        row["output_tail"] = tail
+    return finish_row(row)
+
+
+def _preload() -> None:
+    """Import what every task needs, once, before the first fork."""
+    import gebench  # noqa: F401
+    import gebench.api  # noqa: F401
+    import gebench.exec.equivalence  # noqa: F401
+    import gebench.fusion.reload  # noqa: F401
+    import gebench.io  # noqa: F401
+
+    from ._task import _install_pass_clock
+
+    _install_pass_clock()
+    try:
+        _warm_task()
+    except Exception as exc:  # noqa: BLE001 - only a speed-up: tasks do the same work if it fails
+        _log.warning("task server warm-up failed: %s", exc)
+
+
+#: The pass of the warm-up task: ``x * 1.0 -> x``, written the way pass files are.
+_WARM_PASS = """
+from ge.passes import PassStage, PatternFusionPass, pattern, register_fusion_pass
+
+
+@register_fusion_pass(name="GebenchSweepWarmUp", stage=PassStage.BEFORE_INFER_SHAPE)
+class GebenchSweepWarmUp(PatternFusionPass):
+    @pattern
+    def mul_one(self, inputs):
+        return inputs[0] * 1.0
+
+    def meet_requirements(self, match_result):
+        return True
+
+    def replacement(self, inputs):
+        return inputs[0]
+"""
+
+
+def _warm_task() -> None:
+    """Run one tiny task (ONNX load, pass load, compile, verify) so that the lazy imports and caches of
+    those paths are filled once in the server instead of in every forked task process (about 0.3 s each)."""
+    import tempfile
+
+    from ge.es.graph_builder import GraphBuilder
+
+    from gebench import api
+    from gebench.io import save_onnx
+
+    from ._corpus import bundle_passes
+    from ._task import run_task
+
+    with tempfile.TemporaryDirectory(prefix="gebench-sweep-warm-") as tmp:
+        builder = GraphBuilder("warm_up")
+        x = builder.create_input(0, shape=[2, 3])
+        graph = builder.build_and_reset([x * 1.0])
+        model = Path(tmp) / "warm_up.onnx"
+        save_onnx(api.load(graph), model)
+        pass_file = Path(tmp) / "warm_up_pass.py"
+        pass_file.write_text(_WARM_PASS, encoding="utf-8")
+        spec = TaskSpec(str(model), "warm_up", bundle_passes(str(pass_file)), verify=True, ledger="compact")
+        row = run_task(spec, cache_dir=Path(tmp) / "cache", measure_memory=False)
+        if row["status"] != "SUCCESS":
+            raise RuntimeError(f"warm-up task: {row['status']} {row['reason']}")
+
+
+def serve() -> None:
+    """The task server's main loop (``python -m gebench.sweep._isolate``)."""
+    proto_in, proto_out = os.dup(0), os.dup(1)
+    devnull = os.open(os.devnull, os.O_RDONLY)
+    os.dup2(devnull, 0)
+    os.close(devnull)
+    os.dup2(2, 1)
+    signal.signal(signal.SIGINT, signal.SIG_IGN)  # a Ctrl-C of the driver's terminal is the worker's business
+    _preload()
+    _write_frame(proto_out, ("ready", os.getpid()))
+    while True:
+        try:
+            spec = _read_frame(proto_in)
+        except EOFError:
+            return
+        _write_frame(proto_out, _run_forked(spec, proto_in, proto_out))
+
+
+if __name__ == "__main__":  # pragma: no cover - the task server process
+    serve()
