@@ -336,3 +336,49 @@ def test_execute_refuses_random_inputs_beyond_the_memory_limit(model, tmp_path, 
     monkeypatch.setenv("GEBENCH_EXEC_MEMORY_LIMIT", "lots")
     with pytest.raises(ValueError, match="GEBENCH_EXEC_MEMORY_LIMIT='lots' is not a size"):
         memory_budget()
+
+
+# ------------------------------------------------------------------------------ 7: executor inputs
+@pytest.fixture
+def small_graph(model, tmp_path):
+    return gebench.load(_model_with_input_shape(model, tmp_path, "4, 16"))
+
+
+def test_execute_refuses_an_input_of_the_wrong_shape(small_graph):
+    import numpy as np
+
+    from gebench.exec import ExecutionError, execute
+
+    with pytest.raises(ExecutionError, match=r"input 'input_0' \(index 0\) is DT_FLOAT\[4, 16\] but an array of "
+                                             r"shape \[40, 16\] was given") as info:
+        execute(small_graph, [np.ones((40, 16), np.float32)])
+    assert info.value.node_name == "input_0"
+    with pytest.raises(ExecutionError, match=r"shape \[16\]"):
+        execute(small_graph, {"input_0": np.ones(16, np.float32)})
+    (out,) = execute(small_graph, {0: -np.ones((4, 16))})  # float64 is cast to the desc's float32
+    assert out.dtype == np.float32 and out.shape == (4, 16) and (out == 0).all()
+
+
+def test_execute_names_the_input_it_cannot_cast(small_graph):
+    import numpy as np
+
+    from gebench.exec import ExecutionError, execute
+
+    with pytest.raises(ExecutionError, match=r"input 'input_0' .* DT_FLOAT but <U3 values were given"):
+        execute(small_graph, [np.full((4, 16), "abc")])
+    with pytest.raises(ExecutionError, match=r"input 'input_0' .* DT_FLOAT; the <U3 values given cannot be cast"):
+        execute(small_graph, [np.full((4, 16), "abc")], check_inputs=False)
+    with pytest.raises(ExecutionError, match=r"input 'input_0' .* complex128 values were given"):
+        execute(small_graph, [np.ones((4, 16), complex)])
+
+
+def test_execute_unknown_dims_match_any_size(model, tmp_path):
+    import numpy as np
+
+    from gebench.exec import ExecutionError, execute
+
+    graph = gebench.load(_model_with_input_shape(model, tmp_path, "-1, 16"))
+    (out,) = execute(graph, [np.ones((7, 16), np.float32)])
+    assert out.shape == (7, 16)
+    with pytest.raises(ExecutionError, match=r"\[7, 15\]"):
+        execute(graph, [np.ones((7, 15), np.float32)])

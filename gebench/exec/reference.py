@@ -494,7 +494,46 @@ class _Executor:
         return [values[(wanted[i][0].id, wanted[i][1])] for i in order]
 
 
-def _build_feed(graph: ir.Graph, inputs: Mapping[str | int, Any] | Sequence[Any] | None, seed: int) -> _Feed:
+def _shape_fits(desc_shape: Sequence[int], shape: Sequence[int]) -> bool:
+    """Whether an array of ``shape`` fits a desc of ``desc_shape`` (-1 dims match anything; -2 any rank)."""
+    if ir.UNKNOWN_RANK in desc_shape:
+        return True
+    return len(desc_shape) == len(shape) and all(d < 0 or d == s for d, s in zip(desc_shape, shape))
+
+
+def _given_input(graph: ir.Graph, node: ir.Node, desc: ir.TensorDesc, value: Any, check: bool) -> np.ndarray:
+    """``value`` as the array of Data ``node``: cast to the desc's dtype, shape checked against the desc."""
+    what = f"graph {graph.name!r}: input {node.name!r} (index {node.attrs.get('index', 0)})"
+    try:
+        arr = np.asarray(value)
+    except (ValueError, TypeError) as exc:
+        raise ExecutionError(f"{what}: the value given is not an array: {exc}", node_name=node.name,
+                             op_type=node.op_type) from None
+    if desc.is_placeholder or desc.dtype == ir.DataType.DT_UNDEFINED:
+        return arr
+    if check and not _shape_fits(desc.shape, arr.shape):
+        raise ExecutionError(f"{what} is {desc.dtype.name}{list(desc.shape)} but an array of shape {list(arr.shape)} "
+                             "was given; feed an array of the Data node's shape", node_name=node.name,
+                             op_type=node.op_type)
+    try:
+        want = _value_dtype(desc.dtype)
+    except ValueError:
+        return arr
+    if arr.dtype == want or want.kind == "O" or arr.dtype.kind == "O":
+        return arr
+    if check and not np.can_cast(arr.dtype, want, casting="same_kind"):
+        raise ExecutionError(f"{what} is {desc.dtype.name} but {arr.dtype} values were given, which do not cast to "
+                             f"{want} without changing kind; convert them first (numpy.asarray(value, "
+                             f"numpy.{want.name}))", node_name=node.name, op_type=node.op_type)
+    try:
+        return arr.astype(want)
+    except (ValueError, TypeError, OverflowError) as exc:
+        raise ExecutionError(f"{what} is {desc.dtype.name}; the {arr.dtype} values given cannot be cast to {want}: "
+                             f"{exc}", node_name=node.name, op_type=node.op_type) from None
+
+
+def _build_feed(graph: ir.Graph, inputs: Mapping[str | int, Any] | Sequence[Any] | None, seed: int,
+                check: bool = False) -> _Feed:
     data_nodes = graph_inputs(graph)
     by_id: dict[int, np.ndarray] = {}
     given: dict[int, Any] = {}
@@ -520,15 +559,7 @@ def _build_feed(graph: ir.Graph, inputs: Mapping[str | int, Any] | Sequence[Any]
     for node in data_nodes:
         desc = _data_desc(node)
         if node.id in given:
-            arr = np.asarray(given[node.id])
-            if not desc.is_placeholder and desc.dtype != ir.DataType.DT_UNDEFINED:
-                try:
-                    want = _value_dtype(desc.dtype)
-                except ValueError:
-                    want = arr.dtype
-                if arr.dtype != want and not (want.kind == "O" or arr.dtype.kind == "O"):
-                    arr = arr.astype(want)
-            by_id[node.id] = arr
+            by_id[node.id] = _given_input(graph, node, desc, given[node.id], check)
         else:
             index = int(node.attrs.get("index", 0))
             rng = np.random.default_rng([int(seed) & 0xFFFFFFFF, index])
@@ -536,7 +567,8 @@ def _build_feed(graph: ir.Graph, inputs: Mapping[str | int, Any] | Sequence[Any]
     return _Feed(by_id)
 
 
-def execute(graph: Any, inputs: Mapping[str | int, Any] | Sequence[Any] | None = None, *, seed: int = 0) -> list[np.ndarray]:
+def execute(graph: Any, inputs: Mapping[str | int, Any] | Sequence[Any] | None = None, *, seed: int = 0,
+            check_inputs: bool = True) -> list[np.ndarray]:
     """Run ``graph`` on the numpy reference kernels and return its outputs.
 
     Args:
@@ -545,6 +577,9 @@ def execute(graph: Any, inputs: Mapping[str | int, Any] | Sequence[Any] | None =
             an int), or a list ordered by ``index``. Arrays are cast to the Data desc's dtype. Data nodes
             left out get seeded random values (see :func:`random_input`), from ``seed`` and their index.
         seed: seed for the inputs not given.
+        check_inputs: refuse an array whose shape does not fit its Data desc (``-1`` dims match any size) or
+            whose dtype would change kind in the cast (floats to an int input, say). False only casts (the
+            equivalence checks feed tensors whose descs may predate shape inference).
 
     Returns:
         The graph outputs in NetOutput port order. A graph without NetOutput returns every unused output
@@ -555,10 +590,11 @@ def execute(graph: Any, inputs: Mapping[str | int, Any] | Sequence[Any] | None =
 
     Raises:
         ExecutionError: an op has no kernel (message names the node and op type), an attribute is
-            missing, an input name is unknown, or a kernel raised.
+            missing, an input name is unknown, an input has the wrong shape or a dtype it cannot be cast from
+            (message names the input), or a kernel raised.
     """
     g = ir.as_graph(graph)
-    feed = _build_feed(g, inputs, seed)
+    feed = _build_feed(g, inputs, seed, check=check_inputs)
     wanted = _graph_outputs(g)
     if wanted is None:
         wanted = _sink_outputs(g)
