@@ -487,3 +487,32 @@ def test_collector_paused_restores_the_collectors_state_also_after_an_error():
         assert not gc.isenabled()  # a collector that was off stays off
     finally:
         gc.enable()
+
+
+def test_existing_objects_frozen_hides_old_objects_and_gives_them_back_also_after_an_error():
+    from gebench.ir import existing_objects_frozen
+
+    assert gc.get_freeze_count() == 0
+    with existing_objects_frozen():
+        frozen = gc.get_freeze_count()
+        assert frozen > 0  # everything that existed before the block
+        with existing_objects_frozen():
+            assert gc.get_freeze_count() == frozen  # nested: nothing more is frozen
+        assert gc.get_freeze_count() == frozen
+    assert gc.get_freeze_count() == 0
+    with pytest.raises(GraphError), existing_objects_frozen():
+        raise GraphError("boom")
+    assert gc.get_freeze_count() == 0
+
+
+def test_existing_objects_frozen_leaves_objects_someone_else_froze_frozen():
+    from gebench.ir import existing_objects_frozen
+
+    gc.freeze()
+    try:
+        before = gc.get_freeze_count()
+        with existing_objects_frozen():
+            pass
+        assert gc.get_freeze_count() >= before  # not unfrozen behind the other code's back
+    finally:
+        gc.unfreeze()

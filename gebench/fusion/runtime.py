@@ -525,7 +525,7 @@ def execute(graph: ir.Graph, descriptors: Sequence[PassDescriptor], *, stages: I
     Returns:
         The :class:`Run`. Never raises for pass failures; those are the run's status.
     """
-    with _guard.interrupts_tracked(), _reflected_operator_lints():
+    with _guard.interrupts_tracked(), _reflected_operator_lints(), ir.existing_objects_frozen():
         return _execute(graph, descriptors, stages=stages, options=options, record_all=record_all,
                         infer_shapes=infer_shapes, load_errors=load_errors,
                         run_after_load_error=run_after_load_error, verify_rewrites=verify_rewrites,
