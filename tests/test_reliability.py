@@ -382,3 +382,48 @@ def test_execute_unknown_dims_match_any_size(model, tmp_path):
     assert out.shape == (7, 16)
     with pytest.raises(ExecutionError, match=r"\[7, 15\]"):
         execute(graph, [np.ones((7, 15), np.float32)])
+
+
+# ------------------------------------------------------------------------------ 8: invalid ONNX
+def _onnx_model(tmp_path: Path, *, second_writer: bool = False, input_dims: tuple = (2,), init_dims: tuple | None = None,
+                name: str = "m.onnx") -> Path:
+    import onnx
+    from onnx import TensorProto, helper
+
+    nodes = [helper.make_node("Relu", ["x"], ["y"], name="relu")]
+    if second_writer:
+        nodes.append(helper.make_node("Abs", ["x"], ["y"], name="abs"))
+    inits = []
+    if init_dims is not None:
+        t = TensorProto(name="w", data_type=TensorProto.FLOAT)
+        t.dims.extend(init_dims)
+        inits.append(t)
+        nodes = [helper.make_node("Add", ["x", "w"], ["y"], name="add")]
+    graph = helper.make_graph(nodes, "g", [helper.make_tensor_value_info("x", TensorProto.FLOAT, list(input_dims))],
+                              [helper.make_tensor_value_info("y", TensorProto.FLOAT, None)], inits)
+    path = tmp_path / name
+    onnx.save(helper.make_model(graph, opset_imports=[helper.make_opsetid("", 13)]), path)
+    return path
+
+
+def test_onnx_with_two_writers_of_one_tensor_is_refused(tmp_path, capsys):
+    from gebench.io import OnnxImportError, load_onnx
+
+    path = _onnx_model(tmp_path, second_writer=True)
+    with pytest.raises(OnnxImportError, match=r"tensor 'y' of graph 'g' is written by node 'abs' \(Abs\) and by node "
+                                              r"'relu' \(Relu\); ONNX graphs are in single static assignment form"):
+        load_onnx(path)
+    assert cli.main(["compile", str(path)]) == 2
+    err = capsys.readouterr().err
+    assert str(path) in err and "single static assignment" in err and "Traceback" not in err
+
+
+def test_onnx_with_a_negative_dimension_is_refused(tmp_path):
+    from gebench.io import OnnxImportError, load_onnx
+
+    with pytest.raises(OnnxImportError, match=r"dimension 1 of tensor 'x' \(graph 'g'\) is -5"):
+        load_onnx(_onnx_model(tmp_path, input_dims=(2, -5)))
+    with pytest.raises(OnnxImportError, match=r"onnx\.checker\): Negative dimension value \(tensor name: w\)"):
+        load_onnx(_onnx_model(tmp_path, init_dims=(-5,), name="init.onnx"))
+    graph = load_onnx(_onnx_model(tmp_path, input_dims=(-1, 2), name="dynamic.onnx"))  # -1 stays "unknown"
+    assert graph.node_by_name("relu").op_type == "Relu"

@@ -87,8 +87,10 @@ def load_onnx(
         the ModelProto.
 
     Raises:
-        OnnxImportError: the file is missing or not ONNX, a node is malformed or reads a tensor nothing
-            produces, or the opset is below 8 or above 18 and cannot be converted to 18.
+        OnnxImportError: the file is missing or not ONNX, ``onnx.checker`` rejects the model (two writers of one
+            tensor, a negative dimension, a bad attribute ...; see :func:`_check_model` for the two things
+            accepted as GE's parser accepts them), a node is malformed or reads a tensor nothing produces, or the
+            opset is below 8 or above 18 and cannot be converted to 18.
         UnsupportedOnnxOpError: some nodes have no GE mapping; the message lists all of them.
 
     Cost: O(nodes + initializer bytes), plus ONNX shape inference.
@@ -102,9 +104,10 @@ def load_onnx(
 def _load(model: Any, *, input_format: str, net_output: bool, base_dir: Any) -> ir.Graph:
     source, proto = _read_model(model, base_dir)
     fmt = _parse_format(input_format)
+    _check_model(proto, source)
     proto = _normalise_opset(proto, source)
-    # GE's parser does not run onnx.checker, so neither does the import: models GE accepts import here too.
-    # Structural faults (dangling tensor names, bad attributes) are still reported, naming the node.
+    # Structural faults the checker lets through (dangling tensor names, bad attributes) are still reported,
+    # naming the node.
     try:
         inferred = onnx.shape_inference.infer_shapes(proto)
     except Exception as exc:  # inference is best effort; GE does not need it
@@ -712,3 +715,96 @@ def _coerce_attr(value: Any, attr_type: str | None) -> Any:
     if isinstance(value, tuple):
         return list(value)
     return value
+
+
+#: Checker reasons about op support, which the op mapping decides instead (``UnsupportedOnnxOpError``).
+_SUPPORT_REASONS = ("No Op registered for ", "No opset import for domain")
+
+
+def _check_model(proto: onnx.ModelProto, source: str) -> None:
+    """``onnx.checker.check_model``: a model it rejects is refused with its reason.
+
+    Two differences, where GE's parser accepts what the checker does not: a graph input, output or value_info
+    that leaves out its type, element type or shape (GE's parser and gebench infer them; the checker sees a copy
+    where they are filled in), and an op type the checker does not know (the op mapping decides, as in GE).
+
+    Raises:
+        OnnxImportError: the checker's reason, after the file name.
+    """
+    checked = proto
+    if any(_is_partial(vi) for g in _graphs(proto.graph) for vi in (*g.input, *g.output, *g.value_info)):
+        checked = onnx.ModelProto()
+        checked.CopyFrom(proto)
+        for g in _graphs(checked.graph):
+            for vi in (*g.input, *g.output, *g.value_info):
+                if _is_partial(vi):
+                    _complete(vi)
+    for g in _graphs(proto.graph):
+        _check_single_assignment(g, source)
+        for vi in (*g.input, *g.output, *g.value_info):
+            if vi.type.HasField("tensor_type"):
+                for axis, dim in enumerate(vi.type.tensor_type.shape.dim):
+                    if dim.HasField("dim_value") and dim.dim_value < -1:
+                        raise OnnxImportError(
+                            f"{source}: invalid ONNX model: dimension {axis} of tensor {vi.name!r} (graph "
+                            f"{g.name!r}) is {dim.dim_value}; a dimension is >= 0 (or -1, or a name, when "
+                            "unknown): fix the model or re-export it")
+    try:
+        onnx.checker.check_model(checked)
+    except onnx.checker.ValidationError as exc:
+        reason = " ".join(line.strip() for line in str(exc).strip().splitlines()[:1]) or type(exc).__name__
+        if reason.startswith(_SUPPORT_REASONS):
+            # which op types exist is GE's parser's call (it maps NPU ops in the default domain, for one); the
+            # importer reports every op it cannot map
+            _log.debug("%s: onnx.checker: %s (left to the op mapping)", source, reason)
+            return
+        raise OnnxImportError(f"{source}: invalid ONNX model (onnx.checker): {reason}; fix the model or re-export "
+                              "it") from None
+    except ValueError as exc:  # a model above protobuf's 2 GB limit can only be checked from its file
+        _log.info("%s: not checked by onnx.checker: %s", source, exc)
+
+
+def _check_single_assignment(graph: onnx.GraphProto, source: str) -> None:
+    """Every tensor of ``graph`` has one producer: a graph input, an initializer or one node output (the checker's
+    SSA rule, with the nodes named)."""
+    producer = {name: "a graph input" for name in (vi.name for vi in graph.input)}
+    producer.update({t.name: "an initializer" for t in graph.initializer if t.name not in producer})
+    for i, node in enumerate(graph.node):
+        label = f"node {node.name or f'#{i}'!r} ({node.op_type})"
+        for out in node.output:
+            if not out:
+                continue
+            if out in producer:
+                raise OnnxImportError(
+                    f"{source}: invalid ONNX model: tensor {out!r} of graph {graph.name!r} is written by {label} and "
+                    f"by {producer[out]}; ONNX graphs are in single static assignment form (each tensor has one "
+                    "producer): rename one of them")
+            producer[out] = label
+
+
+def _graphs(graph: onnx.GraphProto) -> Iterable[onnx.GraphProto]:
+    yield graph
+    for node in graph.node:
+        for attr in node.attribute:
+            if attr.type == onnx.AttributeProto.GRAPH:
+                yield from _graphs(attr.g)
+            elif attr.type == onnx.AttributeProto.GRAPHS:
+                for g in attr.graphs:
+                    yield from _graphs(g)
+
+
+def _is_partial(vi: onnx.ValueInfoProto) -> bool:
+    if not vi.HasField("type"):
+        return True
+    if vi.type.HasField("tensor_type"):
+        tt = vi.type.tensor_type
+        return tt.elem_type == onnx.TensorProto.UNDEFINED or not tt.HasField("shape")
+    return False
+
+
+def _complete(vi: onnx.ValueInfoProto) -> None:
+    tt = vi.type.tensor_type
+    if tt.elem_type == onnx.TensorProto.UNDEFINED:
+        tt.elem_type = onnx.TensorProto.FLOAT
+    if not tt.HasField("shape"):
+        tt.shape.SetInParent()
