@@ -4,6 +4,7 @@ code, damaged dumps, executor inputs, invalid ONNX, bad custom-op declarations."
 from __future__ import annotations
 
 import os
+import re
 import textwrap
 from pathlib import Path
 
@@ -385,8 +386,8 @@ def test_execute_unknown_dims_match_any_size(model, tmp_path):
 
 
 # ------------------------------------------------------------------------------ 8: invalid ONNX
-def _onnx_model(tmp_path: Path, *, second_writer: bool = False, input_dims: tuple = (2,), init_dims: tuple | None = None,
-                name: str = "m.onnx") -> Path:
+def _onnx_model(tmp_path: Path, *, second_writer: bool = False, input_dims: tuple = (2,),
+                init_dims: tuple | None = None, name: str = "m.onnx") -> Path:
     import onnx
     from onnx import TensorProto, helper
 
@@ -427,3 +428,62 @@ def test_onnx_with_a_negative_dimension_is_refused(tmp_path):
         load_onnx(_onnx_model(tmp_path, init_dims=(-5,), name="init.onnx"))
     graph = load_onnx(_onnx_model(tmp_path, input_dims=(-1, 2), name="dynamic.onnx"))  # -1 stays "unknown"
     assert graph.node_by_name("relu").op_type == "Relu"
+
+
+# ------------------------------------------------------------------------------ 9: custom-op declarations
+@pytest.fixture
+def custom_ops_state(monkeypatch):
+    from gebench.ops import _catalogue
+
+    monkeypatch.delenv("GEBENCH_CUSTOM_OPS", raising=False)
+    saved = _catalogue._snapshot()
+    yield
+    _catalogue._restore(saved)
+
+
+@pytest.mark.parametrize("entry, message", [
+    ({"subgraphs": [1]}, r"subgraphs\[0\] must be a subgraph name or an object with a non-empty 'name', got 1"),
+    ({"subgraphs": [{"name": ""}]}, r"subgraphs\[0\] must be a subgraph name"),
+    ({"attrs": [{"name": "k", "type": "ListInt", "default": ["a", 2]}]},
+     r"attr 'k': default \['a', 2\] is not a ListInt: item 0 is 'a': expected a JSON int"),
+    ({"attrs": [{"name": "k", "type": "ListInt", "default": [True]}]}, r"item 0 is True: expected a JSON int"),
+    ({"attrs": [{"name": "k", "type": "ListFloat", "default": [1.0, "x"]}]}, r"item 1 is 'x': expected a JSON number"),
+    ({"attrs": [{"name": "k", "type": "ListBool", "default": [1]}]}, r"item 0 is 1: expected a JSON bool"),
+    ({"attrs": [{"name": "k", "type": "ListListInt", "default": [[1], 2]}]}, r"a JSON list of lists of integers"),
+    ({"attrs": [{"name": "k", "type": "NamedAttrs", "default": 3}]}, r"expected a JSON object"),
+    ({"attrs": [{"name": "k", "type": ["Int"], "default": 3}]}, r"type \['Int'\] is not one of"),
+    ({"inputs": [{"name": "x", "kind": ["optional"]}]}, r"inputs\[0\] 'x': kind \['optional'\] is not one of"),
+    ({"inputs": [{"name": "x", "dtypes": 7}]}, r"inputs\[0\] 'x': 'dtypes' must be a string"),
+    ({"dtypes": {"x": 7}}, r"field 'dtypes' must be a string or an object mapping"),
+    ({"category": 5}, r"field 'category' must be a string"),
+])
+def test_bad_custom_op_fields_are_refused_when_the_file_is_loaded(tmp_path, custom_ops_state, entry, message):
+    import json
+
+    from gebench import ops
+
+    path = tmp_path / "ops.json"
+    declaration = {"inputs": ["x"], "outputs": ["y"], **entry}
+    path.write_text(json.dumps({"MyReliableOp": declaration}), encoding="utf-8")
+    expected = rf"^{re.escape(str(path))}: custom op 'MyReliableOp': (attr 'k': .*)?{message}"
+    with pytest.raises(ops.CustomOpError, match=expected):
+        ops.load_custom_ops(path)
+    assert ops.get_schema("MyReliableOp") is None  # nothing declared
+
+
+def test_good_custom_op_list_defaults_still_load(tmp_path, custom_ops_state):
+    import json
+
+    from gebench import ops
+
+    path = tmp_path / "ops.json"
+    path.write_text(json.dumps({"MyReliableOp": {
+        "inputs": ["x"], "outputs": ["y"], "subgraphs": ["body", {"name": "cond"}],
+        "attrs": [{"name": "k", "type": "ListInt", "default": [1, 2]},
+                  {"name": "f", "type": "ListFloat", "default": [1, 2.5]},
+                  {"name": "s", "type": "ListString", "default": ["a"]},
+                  {"name": "m", "type": "ListListInt", "default": [[1], []]}]}}), encoding="utf-8")
+    assert ops.load_custom_ops(path) == ["MyReliableOp"]
+    schema = ops.get_schema("MyReliableOp")
+    assert schema.subgraphs == ("body", "cond")
+    assert [a.default for a in schema.attrs] == [[1, 2], [1.0, 2.5], ["a"], [[1], []]]

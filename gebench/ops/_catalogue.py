@@ -256,14 +256,15 @@ def _custom_schema(op_type: str, entry: Any, where: str) -> OpSchema:
         if not isinstance(entry[key], list):
             raise fail(f"field {key!r} must be a list")
     dtypes = entry.get("dtypes", "")
-    if not isinstance(dtypes, (str, dict)):
+    if not isinstance(dtypes, (str, dict)) or isinstance(dtypes, dict) and not all(
+            isinstance(v, str) for v in dtypes.values()):
         raise fail("field 'dtypes' must be a string or an object mapping input/output names to strings")
 
     def dtype_for(item: dict[str, Any], name: str) -> str:
         if isinstance(item.get("dtypes"), str):
             return item["dtypes"]
         if isinstance(dtypes, dict):
-            return str(dtypes.get(name, ""))
+            return dtypes.get(name, "")
         return dtypes
 
     def io_items(key: str, kinds: dict[str, str]) -> list[tuple[str, str, str]]:
@@ -278,8 +279,10 @@ def _custom_schema(op_type: str, entry: Any, where: str) -> OpSchema:
                 raise fail(f"{key}[{pos}]: duplicate name {name!r}")
             seen.add(name)
             kind = item.get("kind", "required")
-            if kind not in kinds:
+            if not isinstance(kind, str) or kind not in kinds:
                 raise fail(f"{key}[{pos}] {name!r}: kind {kind!r} is not one of {sorted(kinds)}")
+            if "dtypes" in item and not isinstance(item["dtypes"], str):
+                raise fail(f"{key}[{pos}] {name!r}: 'dtypes' must be a string like \"TensorType({{DT_FLOAT}})\"")
             items.append((name, kinds[kind], dtype_for(item, name)))
         return items
 
@@ -302,7 +305,7 @@ def _custom_schema(op_type: str, entry: Any, where: str) -> OpSchema:
             raise fail(f"attrs[{pos}]: duplicate attr {name!r}")
         seen_attrs.add(name)
         atype = a.get("type")
-        if atype not in ATTR_TYPES:
+        if not isinstance(atype, str) or atype not in ATTR_TYPES:
             raise fail(f"attr {name!r}: type {atype!r} is not one of {sorted(ATTR_TYPES)}")
         required = a.get("required", "default" not in a)
         if not isinstance(required, bool):
@@ -321,10 +324,22 @@ def _custom_schema(op_type: str, entry: Any, where: str) -> OpSchema:
     subgraphs = entry.get("subgraphs", [])
     if not isinstance(subgraphs, list):
         raise fail("field 'subgraphs' must be a list")
-    sub_names = tuple(s if isinstance(s, str) else str(s.get("name", "")) for s in subgraphs)
+    sub_names = []
+    for pos, s in enumerate(subgraphs):
+        name = s.get("name") if isinstance(s, dict) else s
+        if not isinstance(name, str) or not name:
+            raise fail(f"subgraphs[{pos}] must be a subgraph name or an object with a non-empty 'name', got {s!r}")
+        if name in sub_names:
+            raise fail(f"subgraphs[{pos}]: duplicate subgraph {name!r}")
+        sub_names.append(name)
+    category = entry.get("category", "custom")
+    if not isinstance(category, str):
+        raise fail("field 'category' must be a string")
     source = entry.get("source", "")
     if isinstance(source, dict):
-        repo, spath = str(source.get("repo", "")), str(source.get("path", ""))
+        repo, spath = source.get("repo", ""), source.get("path", "")
+        if not isinstance(repo, str) or not isinstance(spath, str):
+            raise fail("field 'source' must be a string or an object with string 'repo' and 'path'")
     elif isinstance(source, str):
         repo, spath = source, ""
     else:
@@ -334,12 +349,12 @@ def _custom_schema(op_type: str, entry: Any, where: str) -> OpSchema:
         inputs=tuple(InputDef(n, k, d) for n, k, d in inputs),  # type: ignore[arg-type]
         outputs=tuple(OutputDef(n, k, d) for n, k, d in outputs),  # type: ignore[arg-type]
         attrs=tuple(attrs),
-        subgraphs=sub_names,
+        subgraphs=tuple(sub_names),
         source_repo=repo or "custom",
         es_module="custom",
         source_path=spath,
         confidence="custom",
-        category=str(entry.get("category", "custom")),
+        category=category,
     )
 
 
@@ -353,17 +368,44 @@ def _custom_default(atype: str, raw: Any) -> tuple[Any, str | None]:
         if len(raw) >= 2 and raw[0] == raw[-1] == '"':
             return parse_literal("String", raw), raw
         return raw, None
-    checks: dict[str, Any] = {"Int": int, "Float": (int, float), "Bool": bool}
-    if atype in checks:
-        if isinstance(raw, bool) and atype != "Bool" or not isinstance(raw, checks[atype]):
-            raise TypeError(f"expected a JSON {atype.lower()}")
-        return (float(raw) if atype == "Float" else raw), None
+    if atype in _JSON_SCALARS:
+        return _json_scalar(atype, raw), None
     if atype.startswith("List"):
         if not isinstance(raw, list):
             raise TypeError("expected a JSON list")
-        if atype == "ListType":
-            return from_json_value(atype, raw), None
-        if atype == "ListFloat":
-            return [float(v) for v in raw], None
-        return raw, None
+        item_type = atype[4:]
+        if item_type in _JSON_SCALARS:
+            return [_json_scalar(item_type, v, pos) for pos, v in enumerate(raw)], None
+        if atype == "ListListInt":
+            if not all(isinstance(row, list) for row in raw):
+                raise TypeError("expected a JSON list of lists of integers")
+            return [[_json_scalar("Int", v, pos) for pos, v in enumerate(row)] for row in raw], None
+        if atype == "ListNamedAttrs":
+            if not all(isinstance(v, dict) for v in raw):
+                raise TypeError("expected a JSON list of objects")
+            return [dict(v) for v in raw], None
+        if atype == "ListTensor":
+            return [from_json_value("Tensor", v) for v in raw], None
+        return from_json_value(atype, raw), None
+    if atype == "NamedAttrs" and not isinstance(raw, dict):
+        raise TypeError("expected a JSON object")
+    if atype == "Bytes" and not isinstance(raw, str):
+        raise TypeError("expected a JSON string")
+    if atype == "Type" and (isinstance(raw, bool) or not isinstance(raw, (str, int))):
+        raise TypeError("expected a data type name like \"DT_FLOAT\"")
     return from_json_value(atype, raw), None
+
+
+_JSON_SCALARS: dict[str, Any] = {"Int": int, "Float": (int, float), "Bool": bool, "String": str}
+
+
+def _json_scalar(atype: str, value: Any, pos: int | None = None) -> Any:
+    """``value`` checked as a JSON value of scalar attr type ``atype`` (``pos``: its place in a list).
+
+    Raises:
+        TypeError: ``value`` has another type (``true`` is not an int, ``1`` is not a bool).
+    """
+    if isinstance(value, bool) and atype != "Bool" or not isinstance(value, _JSON_SCALARS[atype]):
+        where = f"item {pos} is {value!r}: " if pos is not None else ""
+        raise TypeError(f"{where}expected a JSON {'number' if atype == 'Float' else atype.lower()}")
+    return float(value) if atype == "Float" else value
