@@ -169,10 +169,11 @@ class Graph:
     _journals: list[GraphJournal] | tuple[()] = ()
 
     def touch(self, node: Node) -> None:
-        """Announce an in-place change of ``node`` (its ``attrs``, an anchor desc, its ``provenance``): call it
-        before the change. Every open journal that still needs the node as it was keeps a copy of it first.
-        The graph's own methods do this themselves. O(1) when no journal is open (the usual case); else, the
-        first time a node is touched, one copy of it.
+        """Announce an in-place change of ``node`` (its ``attrs``, an anchor desc or the anchor lists, its
+        ``provenance``): call it before the change. Every open journal that still needs the node as it was
+        keeps a copy of it first. The graph's own methods do this themselves.
+
+        Cost: O(1) when no journal is open (the usual case); else, the first time a node is touched, one copy.
         """
         if self._journals:
             self._keep(node.id)
@@ -475,8 +476,7 @@ class Graph:
     def add_input_anchor(self, node: Node, desc: TensorDesc | None = None, name: str = "") -> int:
         """Append an input anchor to ``node``; returns its index."""
         self._check_mine(node)
-        if self._journals:
-            self._keep(node.id)
+        self.touch(node)
         node.inputs.append(desc.copy() if desc is not None else TensorDesc())
         node.input_names = [*node.input_names, name]  # a new list: name lists may be shared (see Node)
         self._producers[node.id].append(None)
@@ -485,8 +485,7 @@ class Graph:
     def add_output_anchor(self, node: Node, desc: TensorDesc | None = None, name: str = "") -> int:
         """Append an output anchor to ``node``; returns its index."""
         self._check_mine(node)
-        if self._journals:
-            self._keep(node.id)
+        self.touch(node)
         node.outputs.append(desc.copy() if desc is not None else TensorDesc())
         node.output_names = [*node.output_names, name]
         self._uses[node.id].append({})
@@ -499,8 +498,7 @@ class Graph:
             raise GraphError(f"node {node.name!r} has no input anchor to remove")
         if self._producers[node.id][-1] is not None:
             raise GraphError(f"input {len(node.inputs) - 1} of {node.name!r} is still connected; remove its edge first")
-        if self._journals:
-            self._keep(node.id)
+        self.touch(node)
         node.inputs.pop()
         node.input_names = node.input_names[:-1]
         self._producers[node.id].pop()

@@ -303,10 +303,11 @@ class InferContext:
             new_dtype = DataType(dtype)
             new_shape = tuple(int(x) for x in shape)
             if d.dtype != new_dtype or d.shape != new_shape or d.origin_shape != new_shape:
-                self.graph.touch(self.node)  # journals keep the node as it was (only when it changes)
-            d.dtype = new_dtype
-            d.shape = new_shape
-            d.origin_shape = new_shape
+                self.graph.touch(self.node)  # only a real change touches; the desc is read again after it
+                d = self.node.outputs[i]
+                d.dtype = new_dtype
+                d.shape = new_shape
+                d.origin_shape = new_shape
 
     def set_value(self, index: int, array: np.ndarray | None) -> None:
         """Remember the value of output ``index`` for later rules (only small tensors are kept)."""
@@ -319,23 +320,22 @@ def _sync_inputs(graph: Graph, node: Node) -> None:
     """Copy dtype and shape of each producer's output desc onto the connected input desc, as GE does before
     inferring a node. A format the input desc states (an importer may set NCHW) is kept; an unset one (ND or
     RESERVED) takes the producer's."""
-    touched = not graph._journals
     for port, prod in enumerate(graph.producers(node)):
         if prod is None:
             continue
         src, sp = prod
         out = src.outputs[sp]
         d = node.inputs[port]
-        if not touched and (d.dtype != out.dtype or d.shape != out.shape or d.origin_shape != out.origin_shape
-                            or d.origin_dtype != out.origin_dtype
-                            or (d.format in _UNSET_FORMATS and (d.format != out.format
-                                                                or d.origin_format != out.origin_format))):
-            graph.touch(node)  # journals keep the node as it was (only when it changes)
-            touched = True
-        d.dtype, d.shape = out.dtype, out.shape
-        d.origin_shape, d.origin_dtype = out.origin_shape, out.origin_dtype
-        if d.format in _UNSET_FORMATS:
-            d.format, d.origin_format = out.format, out.origin_format
+        unset = d.format in _UNSET_FORMATS
+        if (d.dtype != out.dtype or d.shape != out.shape or d.origin_shape != out.origin_shape
+                or d.origin_dtype != out.origin_dtype
+                or (unset and (d.format != out.format or d.origin_format != out.origin_format))):
+            graph.touch(node)  # only a real change touches; the desc is read again after it
+            d = node.inputs[port]
+            d.dtype, d.shape = out.dtype, out.shape
+            d.origin_shape, d.origin_dtype = out.origin_shape, out.origin_dtype
+            if unset:
+                d.format, d.origin_format = out.format, out.origin_format
 
 
 _UNSET_FORMATS = frozenset({Format.FORMAT_ND, Format.FORMAT_RESERVED})
@@ -406,8 +406,8 @@ def _const(ctx: InferContext) -> None:
     ctx.set_output(0, val.dtype, val.shape)
     if val.format != Format.FORMAT_ND:
         # a tensor that states its layout gives it to the output; an ND tensor keeps the desc's format
-        out = ctx.node.outputs[0]
         ctx.graph.touch(ctx.node)
+        out = ctx.node.outputs[0]
         out.format = val.format
         out.origin_format = val.origin_format if val.origin_format is not None else val.format
     ctx.set_value(0, val.array)

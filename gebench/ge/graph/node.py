@@ -160,10 +160,10 @@ class Node:
 
     def set_input_attr(self, name: str, index: int, value: Any) -> None:
         _check_str(name, "attr name")
-        desc = self._port_desc(self._ir_node.inputs, index, "input")
+        self._port_desc(self._ir_node.inputs, index, "input")
         value = _AttrValue.to_ir(value, f"attr {name!r} of input {index} of node {self.name!r}")
-        self._touch()
-        desc.attrs[name] = value
+        self._touch()  # may replace the descs by private copies: read the desc after it
+        self._ir_node.inputs[index].attrs[name] = value
 
     def get_output_attr(self, name: str, index: int) -> Any:
         """Attr ``name`` of output desc ``index``. Raises RuntimeError when absent."""
@@ -175,10 +175,10 @@ class Node:
 
     def set_output_attr(self, name: str, index: int, value: Any) -> None:
         _check_str(name, "attr name")
-        desc = self._port_desc(self._ir_node.outputs, index, "output")
+        self._port_desc(self._ir_node.outputs, index, "output")
         value = _AttrValue.to_ir(value, f"attr {name!r} of output {index} of node {self.name!r}")
-        self._touch()
-        desc.attrs[name] = value
+        self._touch()  # may replace the descs by private copies: read the desc after it
+        self._ir_node.outputs[index].attrs[name] = value
 
     # -- descs
     def get_input_desc(self, index: int) -> TensorDesc:
@@ -201,18 +201,19 @@ class Node:
             TypeError: ``desc`` is not a TensorDesc or ``index`` not an int.
             RuntimeError: no such input.
         """
-        self._update(self._ir_node.inputs, index, desc, "input")
+        self._update(index, desc, "input")
 
     def update_output_desc(self, index: int, desc: TensorDesc) -> None:
         """Replace output desc ``index`` with a copy of ``desc`` (see :meth:`update_input_desc`)."""
-        self._update(self._ir_node.outputs, index, desc, "output")
+        self._update(index, desc, "output")
 
-    def _update(self, descs: list[ir.TensorDesc], index: Any, desc: Any, kind: str) -> None:
+    def _update(self, index: Any, desc: Any, kind: str) -> None:
         if not isinstance(desc, TensorDesc):
             raise TypeError(f"{kind} desc must be a TensorDesc, got {type(desc).__name__}")
-        self._port_desc(descs, index, kind)
-        self._touch()
-        descs[index] = desc._desc.copy()
+        node = self._ir_node
+        self._port_desc(node.inputs if kind == "input" else node.outputs, index, kind)
+        self._touch()  # may replace the desc lists by private copies: read them after it
+        (node.inputs if kind == "input" else node.outputs)[index] = desc._desc.copy()
 
     def __copy__(self) -> NoReturn:
         raise RuntimeError("Node cannot be copied")
