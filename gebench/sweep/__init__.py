@@ -202,6 +202,7 @@ def sweep(models: str | os.PathLike[str] | Sequence[str | os.PathLike[str]], pas
         if base is not None:
             result.diff = result.compare(base, time_rel=time_rel, time_abs=time_abs,
                                          slowdown_is_regression=slowdown_is_regression)
+            store.write_diff(result.diff)
         store.write_table(result.rows)
         result.write_report()
     return result

@@ -110,7 +110,8 @@ def expand_models(items: Iterable[str | os.PathLike[str]]) -> list[ModelRef]:
             take(path, item, item)
         elif _is_glob(item):
             matches = sorted(glob.glob(os.path.expanduser(item), recursive=True))
-            picked = [m for m in matches if Path(m).is_dir() or _folder_takes(Path(m))]
+            picked = [m for m in matches if not _SKIPPED_DIRS & set(Path(m).parts)
+                      and (Path(m).is_dir() or _folder_takes(Path(m)))]
             if not picked:
                 raise SweepInputError(f"no models match {item!r}")
             for m in picked:
@@ -148,7 +149,7 @@ class PassBundle:
         Cost: nothing when the digest was written before; else one write per file.
         """
         base = Path(cache_dir) if cache_dir is not None else default_cache_dir()
-        root = base / self.digest
+        root = base / self.digest  # the digest names the content: an existing folder is complete
         if not root.is_dir():
             base.mkdir(parents=True, exist_ok=True)
             staging = Path(tempfile.mkdtemp(prefix=f".{self.digest[:12]}-", dir=base))
@@ -182,10 +183,27 @@ def _files_below(folder: Path) -> list[Path]:
     return found
 
 
+_cache: list[Path] = []
+
+
 def default_cache_dir() -> Path:
-    """Where workers keep shipped pass files: ``$TMPDIR/gebench-sweep-<uid>``."""
-    uid = os.getuid() if hasattr(os, "getuid") else 0
-    return Path(tempfile.gettempdir()) / f"gebench-sweep-{uid}"
+    """This process's folder for shipped pass files (``$TMPDIR/gebench-sweep-passes-*``), made on first use and
+    removed when the process exits normally. A task server makes it before it forks, so its task processes
+    share it (they end with ``os._exit`` and never remove it)."""
+    if not _cache:
+        import atexit
+        import shutil
+
+        path = Path(tempfile.mkdtemp(prefix="gebench-sweep-passes-"))
+        owner = os.getpid()
+
+        def remove() -> None:
+            if os.getpid() == owner:
+                shutil.rmtree(path, ignore_errors=True)
+
+        atexit.register(remove)
+        _cache.append(path)
+    return _cache[0]
 
 
 def bundle_passes(spec: str | os.PathLike[str] | Sequence[str | os.PathLike[str]],

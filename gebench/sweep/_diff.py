@@ -105,6 +105,11 @@ class SweepDiff:
         return {"old": self.old, "new": self.new, "has_regression": self.has_regression,
                 "counts": self.counts(), "changes": [c.to_dict() for c in self.changes]}
 
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> SweepDiff:
+        """Inverse of :meth:`to_dict` (``diff.json`` of a sweep folder)."""
+        return cls(data["old"], data["new"], [Change(**c) for c in data.get("changes", [])])
+
 
 def _beyond_noise(old: float | None, new: float | None, rel: float, abs_s: float) -> int:
     """+1 slower, -1 faster, 0 within noise or unknown."""

@@ -48,7 +48,7 @@ LOCAL_ALLOWED_FAILURES = 1
 def local_client(workers: int | None = None, *, allowed_failures: int = LOCAL_ALLOWED_FAILURES,
                  **cluster_kwargs: Any) -> Iterator[Any]:
     """A ``distributed.Client`` on a new ``LocalCluster`` of ``workers`` processes (default: the number of
-    cores) with one thread each, no dashboard; closed on exit.
+    cores) with one thread each, on 127.0.0.1 (free ports, no dashboard); closed on exit.
 
     Cost: starting worker processes takes a second or two. ``cluster_kwargs`` go to ``LocalCluster``.
     """
@@ -56,7 +56,9 @@ def local_client(workers: int | None = None, *, allowed_failures: int = LOCAL_AL
     from distributed import Client, LocalCluster
 
     n = workers or os.cpu_count() or 1
-    options = {"n_workers": n, "threads_per_worker": 1, "processes": True, "dashboard_address": None,
+    # the scheduler always serves HTTP (health, metrics): on a free loopback port, without the dashboard
+    options = {"n_workers": n, "threads_per_worker": 1, "processes": True, "host": "127.0.0.1",
+               "dashboard_address": "127.0.0.1:0", "scheduler_kwargs": {"dashboard": False},
                "silence_logs": logging.ERROR, **cluster_kwargs}
     with dask.config.set({"distributed.scheduler.allowed-failures": allowed_failures}):
         cluster = LocalCluster(**options)

@@ -370,9 +370,11 @@ def _preload() -> None:
     import gebench.fusion.reload  # noqa: F401
     import gebench.io  # noqa: F401
 
+    from ._corpus import default_cache_dir
     from ._task import _install_pass_clock
 
     _install_pass_clock()
+    default_cache_dir()  # made (and later removed) by the server, shared by its task processes
     try:
         _warm_task()
     except Exception as exc:  # noqa: BLE001 - only a speed-up: tasks do the same work if it fails

@@ -1,9 +1,9 @@
 """The sweep report: a models x passes matrix coloured by what each pass did on each model.
 
 The table is rendered here, complete, as static HTML (so it reads without JavaScript, in a browser or as a
-notebook cell output); ``report.js`` adds sorting by any column, a model filter and a detail panel per cell
-(the pass's numbers, failures, the diff's changes, the ledger file and the line that opens the workbench on
-that model and pass). ``report.css`` and ``report.js`` are package files inlined into the page, so
+notebook cell output; a model's name links to its ledger file); ``report.js`` adds sorting by any column, a
+model filter and a detail panel per cell (the pass's numbers, failures, the diff's changes, the ledger link
+and the line that opens the workbench on that model and pass). ``report.css`` and ``report.js`` are package files inlined into the page, so
 ``report.html`` is one self-contained file.
 
 Cell colours: green = the pass replaced sites (the number), yellow = it matched but replaced nothing, grey =
@@ -80,7 +80,7 @@ def _cell(row: dict[str, Any], name: str, changes: list[Any]) -> tuple[str, str,
 def render_report(result: Any, *, for_notebook: bool = False) -> str:
     """The report of a :class:`~gebench.sweep.SweepResult` as HTML.
 
-    ``for_notebook`` gives a fragment for a cell output (no ledger links, which would resolve against the
+    ``for_notebook`` gives a fragment for a cell output (ledger paths as text: links would resolve against the
     notebook server); otherwise a whole page with links relative to the out folder, for ``report.html``.
     Cost: O(models x passes) string building.
     """
@@ -121,8 +121,10 @@ def render_report(result: Any, *, for_notebook: bool = False) -> str:
         if model_changes:
             changes_by_cell[task + "\0"] = [c.text() for c in model_changes]
         status_title = e(row.get("reason") or "", quote=True)
-        cells = [f'<td class="gbs-model" data-task="{e(task)}" title="{e(row["model"], quote=True)}">'
-                 f'{e(row["model_name"])}</td>',
+        label = e(row["model_name"])
+        if row.get("ledger") and not for_notebook:
+            label = f'<a href="{e(row["ledger"], quote=True)}">{label}</a>'
+        cells = [f'<td class="gbs-model" data-task="{e(task)}" title="{e(row["model"], quote=True)}">{label}</td>',
                  f'<td class="gbs-set">{e(row["pass_set"])}</td>',
                  f'<td class="gbs-status-{e(row["status"])}" title="{status_title}">{e(row["status"])}'
                  + ("*" if model_changes and any(c.regression for c in model_changes) else "") + "</td>",
@@ -133,16 +135,14 @@ def render_report(result: Any, *, for_notebook: bool = False) -> str:
             if cell_changes:
                 changes_by_cell[task + "\0" + name] = [c.text() for c in cell_changes]
             cls, text, key, tip = _cell(row, name, cell_changes)
-            if row.get("ledger") and not for_notebook and row["status"] in COMPLETED_STATUSES:
-                text = f'<a href="{e(row["ledger"], quote=True)}#{e(name, quote=True)}">{text}</a>'
             cells.append(f'<td class="gbs-cell {cls}" data-task="{e(task)}" data-pass="{e(name, quote=True)}" '
                          f'data-sort="{key}" title="{e(tip, quote=True)}">{text}</td>')
         parts.append(f"<tr>{''.join(cells)}</tr>")
     parts.append('</tbody></table></div><div class="gbs-detail" hidden></div>')
-    data = {"out": str(result.out), "changes": changes_by_cell,
+    data = {"out": str(result.out), "links": not for_notebook, "changes": changes_by_cell,
             "rows": {r["task"]: {k: r.get(k) for k in ("model_name", "pass_set", "status", "reason", "failed_pass",
                                                        "ledger", "passes")} for r in rows}}
-    payload = json.dumps(data, default=str).replace("</", "<\\/")
+    payload = json.dumps(data, default=str).replace("<", "\\u003c")  # no "</script>" can end the data
     parts.append(f'<script type="application/json" class="gbs-data">{payload}</script></div>')
     body = "\n".join(parts)
     style = f"<style>{_asset('report.css')}</style>"

@@ -3,15 +3,19 @@ workbench for one model and pass."""
 
 from __future__ import annotations
 
+import json
+import logging
 import os
 from pathlib import Path
 from typing import Any
 
 from ._corpus import SweepInputError
 from ._diff import SweepDiff, diff_rows
-from ._store import REPORT, read_meta, read_results, table_rows
+from ._store import DIFF, REPORT, read_meta, read_results, table_rows
 
 __all__ = ["SweepResult", "load"]
+
+_log = logging.getLogger(__name__)
 
 
 class SweepResult:
@@ -22,7 +26,7 @@ class SweepResult:
         meta: ``sweep.json``.
         rows: one row per task (schema in :mod:`gebench.sweep._task`), in task order: models in argument
             order, then pass sets.
-        diff: the comparison with the baseline, when one was given.
+        diff: the comparison with the baseline, when the sweep had one (kept in ``diff.json``).
         ran: tasks run by the call that made this result (0 when loaded from a folder).
         resumed: tasks taken from the folder instead of being run.
         elapsed: seconds the sweep took (None when loaded).
@@ -50,7 +54,14 @@ class SweepResult:
         order = {m["path"]: i for i, m in enumerate(meta.get("models", []))}
         sets = {label: i for i, label in enumerate(meta.get("pass_sets", {}))}
         ordered = sorted(rows.values(), key=lambda r: (order.get(r["model"], len(order)), sets.get(r["pass_set"], 0)))
-        return cls(out, meta, ordered)
+        diff = None
+        try:
+            diff = SweepDiff.from_dict(json.loads((Path(out) / DIFF).read_text(encoding="utf-8")))
+        except FileNotFoundError:
+            pass
+        except (OSError, ValueError, KeyError, TypeError) as exc:
+            _log.warning("ignoring %s: %s", Path(out) / DIFF, exc)
+        return cls(out, meta, ordered, diff=diff)
 
     # ------------------------------------------------------------------------------------------ queries
     @property

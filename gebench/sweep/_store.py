@@ -8,6 +8,7 @@ Files in the out folder (only these are ever written or removed):
   (``retry_failed``) appends a new row; the last row of a task wins when reading;
 * ``ledgers/<task>.json`` — the task's ledger (compact by default: no structural mismatches);
 * ``results.csv`` — the table: one line per (task, pass), written at the end of every sweep;
+* ``diff.json`` — the comparison with the baseline, when the sweep had one (:mod:`gebench.sweep._diff`);
 * ``report.html`` — the report (:mod:`gebench.sweep._report`).
 """
 
@@ -26,7 +27,7 @@ from typing import Any, TextIO
 from ._corpus import SweepInputError
 
 __all__ = ["ResultStore", "read_results", "read_meta", "table_rows", "TABLE_COLUMNS", "META", "RESULTS", "TABLE",
-           "REPORT", "LEDGERS"]
+           "REPORT", "DIFF", "LEDGERS"]
 
 _log = logging.getLogger(__name__)
 
@@ -34,6 +35,7 @@ META = "sweep.json"
 RESULTS = "results.jsonl"
 TABLE = "results.csv"
 REPORT = "report.html"
+DIFF = "diff.json"
 LEDGERS = "ledgers"
 FORMAT = "gebench-sweep"
 FORMAT_VERSION = 1
@@ -112,6 +114,33 @@ def table_rows(rows: Iterable[dict[str, Any]]) -> list[dict[str, Any]]:
     return out
 
 
+def _drop_partial_line(path: Path) -> None:
+    """Cut a last line without its newline (a row cut off when a sweep was killed), so appended rows start on
+    a line of their own. O(1) unless the file ends mid-line (then O(last line))."""
+    try:
+        fh = path.open("r+b")
+    except FileNotFoundError:
+        return
+    with fh:
+        size = fh.seek(0, os.SEEK_END)
+        if size == 0:
+            return
+        fh.seek(size - 1)
+        if fh.read(1) == b"\n":
+            return
+        pos = size
+        while pos > 0:
+            step = min(pos, 1 << 16)
+            fh.seek(pos - step)
+            chunk = fh.read(step)
+            cut = chunk.rfind(b"\n")
+            if cut >= 0:
+                fh.truncate(pos - step + cut + 1)
+                return
+            pos -= step
+        fh.truncate(0)
+
+
 class ResultStore:
     """Writes one sweep's out folder (see the module docstring). Not thread-safe: one writer, the driver.
 
@@ -159,14 +188,15 @@ class ResultStore:
             pass_sets.update(meta.get("pass_sets", {}))
             names = {m["path"] for m in meta.get("models", [])}
             models = list(meta.get("models", [])) + [m for m in old.get("models", []) if m["path"] not in names]
-            meta = dict(old, **{k: v for k, v in meta.items() if k not in ("created",)},
-                        pass_sets=pass_sets, models=models)
+            meta = {**old, **{k: v for k, v in meta.items() if k != "created"}, "pass_sets": pass_sets,
+                    "models": models}
             rows = read_results(path)
+            _drop_partial_line(path / RESULTS)
         elif existing and not overwrite:
             raise SweepInputError(f"{os.fspath(out)!r} already holds a sweep: pass --resume to continue it or "
                                   "--overwrite to replace it")
         elif existing:
-            for name in (META, RESULTS, TABLE, REPORT):
+            for name in (META, RESULTS, TABLE, REPORT, DIFF):
                 (path / name).unlink(missing_ok=True)
             shutil.rmtree(path / LEDGERS, ignore_errors=True)
         path.mkdir(parents=True, exist_ok=True)
@@ -211,6 +241,12 @@ class ResultStore:
             writer.writeheader()
             for line in table_rows(rows):
                 writer.writerow({k: ("" if v is None else v) for k, v in line.items()})
+        return path
+
+    def write_diff(self, diff: Any) -> Path:
+        """Write ``diff.json`` (a :class:`~gebench.sweep._diff.SweepDiff`)."""
+        path = self.out / DIFF
+        path.write_text(json.dumps(diff.to_dict(), indent=1, default=str), encoding="utf-8")
         return path
 
     def close(self) -> None:

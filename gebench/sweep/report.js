@@ -57,7 +57,11 @@
     (data.changes[cell.getAttribute("data-task") + "\u0000" + (pass || "")] || []).forEach(function (c) {
       lines.push("<div>" + esc(c) + "</div>");
     });
-    if (row.ledger) lines.push("ledger: <code>" + esc(data.out + "/" + row.ledger) + "</code>");
+    if (row.ledger && data.links) {
+      lines.push("ledger: <a href=\"" + esc(row.ledger) + (pass ? "#" + esc(pass) : "") + "\">" + esc(row.ledger) + "</a>");
+    } else if (row.ledger) {
+      lines.push("ledger: <code>" + esc(data.out + "/" + row.ledger) + "</code>");
+    }
     var code = "gebench.sweep.load(" + JSON.stringify(data.out) + ").open(" + JSON.stringify(row.model_name) +
       (pass ? ", " + JSON.stringify(pass) : "") + ")";
     lines.push("open in the workbench (notebook): <code class=\"gbs-open\">" + esc(code) + "</code>");
@@ -79,7 +83,7 @@
     table.tBodies[0].addEventListener("click", function (event) {
       var cell = event.target.closest("td");
       if (!cell || !cell.hasAttribute("data-task")) return;
-      if (event.target.closest("a") && !event.ctrlKey) return;  // the ledger link
+      if (event.target.closest("a")) return;  // the model's ledger link
       showDetail(root, data, cell);
     });
     var filter = root.querySelector(".gbs-filter");
