@@ -11,7 +11,8 @@ from nbclient import NotebookClient
 from nbclient.exceptions import CellExecutionError
 
 NOTEBOOKS = Path(__file__).resolve().parents[1] / "notebooks"
-EXPECTED = ["01_quickstart", "02_debug_a_pattern", "03_decompose_and_verify", "04_teaching_fusion", "05_ge_dumps"]
+EXPECTED = ["01_quickstart", "02_debug_a_pattern", "03_decompose_and_verify", "04_teaching_fusion", "05_ge_dumps",
+            "06_sweep"]
 
 
 def test_all_notebooks_are_present():

@@ -58,8 +58,8 @@ def _positive_int(text: str) -> int:
 def _add_diff_options(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--time-rel", type=float, default=0.5, metavar="FRACTION",
                         help="a time change counts when beyond this fraction of the old time (default 0.5)")
-    parser.add_argument("--time-abs", type=float, default=0.1, metavar="SECONDS",
-                        help="... and beyond this many seconds (default 0.1)")
+    parser.add_argument("--time-abs", type=float, default=0.25, metavar="SECONDS",
+                        help="... and beyond this many seconds (default 0.25)")
     parser.add_argument("--fail-on-slowdown", action="store_true",
                         help="count a slowdown beyond noise as a regression")
     parser.add_argument("--debug", action="store_true", help="show tracebacks")

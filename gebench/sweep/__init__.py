@@ -92,7 +92,7 @@ def sweep(models: str | os.PathLike[str] | Sequence[str | os.PathLike[str]], pas
           baseline: str | os.PathLike[str] | SweepResult | None = None, isolate: bool = True,
           progress: bool | None = None, ledger: str = "compact",
           custom_ops: Sequence[str | os.PathLike[str]] | None = None, connect_timeout: float = 10.0,
-          time_rel: float = 0.5, time_abs: float = 0.1, slowdown_is_regression: bool = False) -> SweepResult:
+          time_rel: float = 0.5, time_abs: float = 0.25, slowdown_is_regression: bool = False) -> SweepResult:
     """Run every pass set over every model on Dask and return the :class:`SweepResult`.
 
     Args:

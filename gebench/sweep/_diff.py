@@ -14,7 +14,7 @@ Regressions (``Change.regression``):
 
 Informational: ``sites_gained``, ``fixed``, ``verify_fixed``, ``slower``, ``faster``, ``model_added``,
 ``model_missing``. Time changes count only beyond noise: ``new > old * (1 + time_rel)`` and
-``new - old > time_abs`` seconds (defaults 50 % and 0.1 s; the same for a pass's seconds and a model's wall
+``new - old > time_abs`` seconds (defaults 50 % and 0.25 s; the same for a pass's seconds and a model's wall
 time). Sites of a task that did not finish its compile (``ERROR``, ``CRASHED``...) are not compared.
 """
 
@@ -123,7 +123,7 @@ def _beyond_noise(old: float | None, new: float | None, rel: float, abs_s: float
 
 
 def diff_rows(old_rows: Iterable[dict[str, Any]], new_rows: Iterable[dict[str, Any]], *, old_label: str = "old",
-              new_label: str = "new", time_rel: float = 0.5, time_abs: float = 0.1,
+              new_label: str = "new", time_rel: float = 0.5, time_abs: float = 0.25,
               slowdown_is_regression: bool = False) -> SweepDiff:
     """Compare the rows of two sweeps (rules in the module docstring). Cost: O(rows x passes)."""
     old = {(r["model_name"], r["pass_set"]): r for r in old_rows}
