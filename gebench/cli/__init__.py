@@ -13,8 +13,11 @@ import json
 import logging
 import os
 import sys
+import traceback
 from collections.abc import Callable, Sequence
 from typing import Any, TextIO
+
+from gebench._atomic import write_text_atomically
 
 __all__ = ["main", "register_command", "build_parser", "format_summary"]
 
@@ -26,6 +29,8 @@ EXIT_COMPILE_FAILED = 1
 EXIT_USAGE = 2
 #: Exit code of ``--verify`` finding a rewrite or pass that changes results.
 EXIT_VERIFY_MISMATCH = 3
+#: Exit code of a run stopped by Ctrl-C (SIGINT), as shells report it.
+EXIT_INTERRUPTED = 130
 
 Setup = Callable[[argparse.ArgumentParser], Any]
 _COMMANDS: dict[str, tuple[Setup, str]] = {}
@@ -59,15 +64,21 @@ def _load_extensions() -> None:
         pass
 
 
+_DEBUG_HELP = "show the Python traceback of an error (errors are one or two lines without it)"
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="gebench", description="A workbench for Ascend GE graph fusion passes.")
     parser.add_argument("-v", "--verbose", action="count", default=0, help="log more (repeat for debug)")
+    parser.add_argument("--debug", action="store_true", help=_DEBUG_HELP)
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
     for name, (setup, help_text) in sorted(_COMMANDS.items()):
         p = sub.add_parser(name, help=help_text, description=help_text)
         handler = setup(p)
         if callable(handler):
             p.set_defaults(handler=handler)
+        if "--debug" not in p._option_string_actions:  # `gebench COMMAND --debug` works as well
+            p.add_argument("--debug", action="store_true", default=argparse.SUPPRESS, help=_DEBUG_HELP)
     return parser
 
 
@@ -142,26 +153,111 @@ def _env_dumps(run: Any) -> list[Any]:
     return list(write_dumps_from_env(run.ir_snapshots))
 
 
+class UsageError(Exception):
+    """A bad command-line argument or input file: the CLI prints ``gebench COMMAND: <message>`` and exits 2."""
+
+
+def _usage(message: str) -> int:
+    print(f"gebench compile: {message}", file=sys.stderr)
+    return EXIT_USAGE
+
+
+def _check_output_dir(flag: str, value: str) -> None:
+    """``value`` can hold the files of ``flag``: it is (or can be made) a writable directory.
+
+    Raises:
+        UsageError: naming the flag, the path and the reason.
+    """
+    path = os.path.abspath(value)
+    try:
+        os.makedirs(path, exist_ok=True)
+    except OSError as exc:
+        raise UsageError(f"{flag} {value}: cannot create the directory ({exc.strerror or exc}); choose another "
+                         "folder") from None
+    if not os.access(path, os.W_OK | os.X_OK):
+        raise UsageError(f"{flag} {value}: the directory is not writable; choose another folder")
+
+
+def _check_output_file(flag: str, value: str) -> None:
+    """``value`` can be written as the file of ``flag``: it is no folder, and its folder is (or can be made)
+    writable.
+
+    Raises:
+        UsageError: naming the flag, the path and the reason.
+    """
+    folder = os.path.dirname(os.path.abspath(value))
+    if os.path.isdir(value):
+        raise UsageError(f"{flag} {value}: is a directory; give a file name")
+    try:
+        os.makedirs(folder, exist_ok=True)
+    except OSError as exc:
+        raise UsageError(f"{flag} {value}: cannot create the folder {folder} ({exc.strerror or exc}); choose "
+                         "another path") from None
+    if not os.access(folder, os.W_OK | os.X_OK):
+        raise UsageError(f"{flag} {value}: the folder {folder} is not writable; choose another path")
+
+
+def _check_compile_args(args: argparse.Namespace) -> None:
+    """Every path the compile reads or writes, checked before anything runs.
+
+    Raises:
+        UsageError: a missing model, pass path item, custom-op or fusion-switch file, or an unwritable output.
+    """
+    from gebench.fusion.loader import split_pass_path
+
+    if not os.path.exists(args.model):
+        raise UsageError(f"model {args.model} does not exist; check the path")
+    for item in split_pass_path(args.passes):
+        if not os.path.exists(item):
+            raise UsageError(f"--passes {item}: no such file or directory; check the path")
+    for item in args.custom_ops:
+        if not os.path.isfile(item):
+            raise UsageError(f"--custom-ops {item}: no such file; check the path")
+    if args.fusion_switch_file and not os.path.isfile(args.fusion_switch_file):
+        raise UsageError(f"--fusion-switch-file {args.fusion_switch_file}: no such file; check the path")
+    if args.dump_dir:
+        _check_output_dir("--dump-dir", args.dump_dir)
+    if args.report:
+        _check_output_file("--report", args.report)
+
+
 def _run_compile(args: argparse.Namespace, out: TextIO | None = None) -> int:
-    from gebench import api
+    from gebench import api, ops
+    from gebench.fusion.runtime import disabled_by_fusion_switch
 
     out = out or sys.stdout
     try:
-        run = api.compile(args.model, passes=args.passes, custom_ops=args.custom_ops or None, stages=args.stage,
-                          verify=args.verify, fusion_switch=args.fusion_switch_file)
+        _check_compile_args(args)
+        for item in args.custom_ops:
+            try:
+                ops.load_custom_ops(item)
+            except ops.CustomOpError as exc:
+                raise UsageError(f"--custom-ops: {exc}") from None
+        try:
+            disabled_by_fusion_switch(args.fusion_switch_file, [])
+        except ValueError as exc:
+            raise UsageError(f"--fusion-switch-file: {exc}") from None
+    except UsageError as exc:
+        return _usage(str(exc))
+    try:
+        run = api.compile(args.model, passes=args.passes, stages=args.stage, verify=args.verify,
+                          fusion_switch=args.fusion_switch_file)
     except (FileNotFoundError, TypeError, ValueError, OSError) as exc:
-        print(f"gebench compile: cannot read {args.model!r}: {exc}", file=sys.stderr)
-        return EXIT_USAGE
+        return _usage(f"cannot read the model {args.model}: {exc}")
     text = format_summary(run)
     if args.quiet:
         text = text.splitlines()[0]
     print(text, file=out)
-    if args.dump_dir:
-        for path in api.write_dumps(run, args.dump_dir):
-            print(f"  dump: {path}", file=out)
-    elif os.environ.get("DUMP_GE_GRAPH"):
-        for path in _env_dumps(run):
-            print(f"  dump: {path}", file=out)
+    try:
+        if args.dump_dir:
+            for path in api.write_dumps(run, args.dump_dir):
+                print(f"  dump: {path}", file=out)
+        elif os.environ.get("DUMP_GE_GRAPH"):
+            for path in _env_dumps(run):
+                print(f"  dump: {path}", file=out)
+    except (OSError, ValueError) as exc:  # GeDumpError is a ValueError
+        where = f"--dump-dir {args.dump_dir}" if args.dump_dir else "DUMP_GE_GRAPH"
+        return _usage(f"{where}: the dumps could not be written: {exc}")
     verify_report = None
     if args.verify and run.status == "SUCCESS":
         verify_report = run.verify()
@@ -170,8 +266,11 @@ def _run_compile(args: argparse.Namespace, out: TextIO | None = None) -> int:
         data = run.report()
         if verify_report is not None:
             data["verify"] = verify_report.to_dict()
-        with open(args.report, "w", encoding="utf-8") as fh:
-            json.dump(data, fh, indent=1, default=str)
+        try:
+            write_text_atomically(args.report, json.dumps(data, indent=1, default=str))
+        except OSError as exc:
+            return _usage(f"--report {args.report}: cannot write the report ({exc.strerror or exc}); choose "
+                          "another path")
         print(f"  report: {args.report}", file=out)
     if run.status != "SUCCESS":
         return EXIT_COMPILE_FAILED
@@ -208,7 +307,12 @@ register_command("compile", _setup_compile, "run custom passes through GE's stag
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    """Entry point of the ``gebench`` script; returns the exit code."""
+    """Entry point of the ``gebench`` script; returns the exit code.
+
+    Exit codes: 0 success; 1 where GE would fail the compile; 2 bad usage or a bad input file (argparse's own
+    errors too); 3 ``--verify`` found a mismatch; 130 Ctrl-C. An error is one or two lines on stderr naming what
+    is at fault; ``--debug`` adds the Python traceback.
+    """
     _load_extensions()
     parser = build_parser()
     args = parser.parse_args(argv)
@@ -218,7 +322,22 @@ def main(argv: Sequence[str] | None = None) -> int:
     if handler is None:
         parser.print_help()
         return EXIT_USAGE
-    return int(handler(args) or 0)
+    command = f"gebench {args.command}"
+    try:
+        return int(handler(args) or 0)
+    except KeyboardInterrupt:
+        if args.debug:
+            traceback.print_exc()
+        print(f"{command}: interrupted", file=sys.stderr)
+        return EXIT_INTERRUPTED
+    except Exception as exc:  # noqa: BLE001 - the CLI turns every error into one or two lines
+        if args.debug:
+            traceback.print_exc()
+        first = (str(exc).strip().splitlines() or [""])[0]
+        print(f"{command}: {type(exc).__name__}: {first}", file=sys.stderr)
+        print(f"{command}: this error was not expected here; run again with --debug for the traceback",
+              file=sys.stderr)
+        return EXIT_USAGE
 
 
 if __name__ == "__main__":  # pragma: no cover

@@ -123,6 +123,11 @@ def _emulate(args: argparse.Namespace, *, out: TextIO, err: TextIO, env: Mapping
     if ignored:
         print(f"gebench atc: ignoring {', '.join(ignored)} (only the real atc uses them)", file=err)
     model = Path(args.atc_model)
+    air_path = _output_air(args.atc_output)
+    if air_path.is_dir() or not _writable_folder(air_path.parent):
+        print(f"gebench atc: --output={args.atc_output}: cannot write {air_path} there (not a writable folder); "
+              "choose another --output", file=err)
+        return EXIT_USAGE
     try:
         graph = load_onnx(model) if framework == 5 else load_air(model)
     except (OSError, ValueError) as exc:
@@ -138,10 +143,11 @@ def _emulate(args: argparse.Namespace, *, out: TextIO, err: TextIO, env: Mapping
             print("gebench atc: ATC run failed (the passes failed the compile, as GE would); no model written",
                   file=err)
             return EXIT_FAILED
-        air = save_air(run.ir_graph, _output_air(args.atc_output))
+        air = save_air(run.ir_graph, air_path)
     except GeDumpError as exc:
         print(f"gebench atc: {exc}", file=err)
-        return EXIT_FAILED
+        # a file that cannot be written is a bad path (2); a graph GE cannot store fails the build (1)
+        return EXIT_USAGE if isinstance(exc.__cause__, OSError) else EXIT_FAILED
     print(f"  model: {air} (AIR for atc --framework=1; no .om is made without CANN's atc)", file=out)
     print("gebench atc: ATC run success (passes applied by gebench)", file=out)
     return 0
@@ -153,6 +159,15 @@ def _in_stage_order(snapshots: Mapping[str, Any]) -> dict[str, Any]:
     order = [s for s in (PRE_RUN_SUFFIX, *DUMP_SUFFIXES.values()) if s in snapshots]
     order += [s for s in snapshots if s not in order]
     return {s: snapshots[s] for s in order}
+
+
+def _writable_folder(folder: Path) -> bool:
+    """Whether ``folder`` is (or can be made) a writable directory."""
+    try:
+        folder.mkdir(parents=True, exist_ok=True)
+    except OSError:
+        return False
+    return os.access(folder, os.W_OK | os.X_OK)
 
 
 def _output_air(output: str) -> Path:
