@@ -12,6 +12,8 @@ import time
 from collections import OrderedDict
 from pathlib import Path
 
+from gebench._atomic import write_text_atomically
+
 from ._dot import render_svg
 
 __all__ = ["LayoutCache"]
@@ -74,7 +76,8 @@ class LayoutCache:
         self._store(k, svg)
         if self.directory is not None:
             self.directory.mkdir(parents=True, exist_ok=True)
-            (self.directory / f"{k}.svg").write_text(svg)
+            # other processes may share the cache folder: they see the whole file or none
+            write_text_atomically(self.directory / f"{k}.svg", svg)
         return svg
 
     def _store(self, k: str, svg: str) -> None:

@@ -26,6 +26,7 @@ import anywidget
 import traitlets
 
 from gebench import ir
+from gebench._atomic import write_text_atomically
 
 from ._diff import GraphDiff, diff_graphs
 from ._dot import GraphView, build_view, compress_svg, dtype_short, tensor_label, view_to_dot
@@ -1066,7 +1067,7 @@ class Workbench(anywidget.AnyWidget):
         for el, cls in self.highlight.items():
             svg = svg.replace(f'id="{el}" class="', f'id="{el}" class="{cls} ', 1)
         svg = svg.replace("<g id=\"gb_graph\"", style + "<g id=\"gb_graph\"", 1)
-        path.write_text(svg)
+        write_text_atomically(path, svg)
         self.status_text = f"wrote {path}"
         return path
 
@@ -1076,7 +1077,7 @@ class Workbench(anywidget.AnyWidget):
             raise LookupError("no run to report; open the workbench with passes=...")
         path = Path(path) if path is not None else self.export_dir / "report.json"
         path.parent.mkdir(parents=True, exist_ok=True)
-        path.write_text(json.dumps(self.run.report(), indent=1, default=str))
+        write_text_atomically(path, json.dumps(self.run.report(), indent=1, default=str))
         self.status_text = f"wrote {path}"
         return path
 
