@@ -177,7 +177,8 @@ def _class_file(cls: type) -> str:
 def compile(graph: Any, passes: Any = None, custom_ops: str | os.PathLike[str] | Iterable[Any] | None = None,  # noqa: A001
             stages: Iterable[Any] | None = None, *, options: dict[str, str] | None = None, copy: bool = True,
             record_all: bool = True, run_after_load_error: bool = False, verify_rewrites: bool = False,
-            snapshots: bool = True, verify: bool = False, fusion_switch: Any = None, ledger: bool = True) -> Run:
+            snapshots: bool = True, verify: bool = False, fusion_switch: Any = None, ledger: bool = True,
+            hook_timeout: float | None = None) -> Run:
     """Compile ``graph`` through the custom-pass stages of GE with ``passes``.
 
     Args:
@@ -197,6 +198,10 @@ def compile(graph: Any, passes: Any = None, custom_ops: str | os.PathLike[str] |
         snapshots: keep the graph at each GE dump point (``Run.snapshots``). Each is a journal of what later
             stages change (O(changes)), built into a full graph the first time it is read.
         ledger: False keeps no ledger at all (``Run.ledger`` is empty); the outcome and the graph are the same.
+        hook_timeout: seconds each pass hook call may take; a hook running longer is interrupted and fails its
+            pass (the reason names the pass, the hook and the ``file:line`` where it was interrupted). None
+            (default): no bound, as in GE. Interruption is exact on the main thread (a timer signal); in other
+            threads it is checked per line of pass code (see ``gebench.fusion.runtime.execute``).
 
     Returns:
         The :class:`Run`; GE's compile failures are its ``status``/``failure_reason``, never exceptions.
@@ -218,7 +223,8 @@ def compile(graph: Any, passes: Any = None, custom_ops: str | os.PathLike[str] |
     descriptors, errors, _ = resolve_passes(passes)
     return execute(ir_graph, descriptors, stages=stages, options=options, record_all=record_all,
                    load_errors=errors, run_after_load_error=run_after_load_error, verify_rewrites=verify_rewrites,
-                   snapshots=snapshots, verify=verify, fusion_switch=fusion_switch, ledger=ledger)
+                   snapshots=snapshots, verify=verify, fusion_switch=fusion_switch, ledger=ledger,
+                   hook_timeout=hook_timeout)
 
 
 def write_dumps(run: Run, dump_dir: str | os.PathLike[str]) -> list[Path]:

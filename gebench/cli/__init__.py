@@ -82,6 +82,17 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
+def _seconds(text: str) -> float:
+    """argparse type: a positive number of seconds."""
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"not a number of seconds: {text!r}") from None
+    if not 0 < value < float("inf"):
+        raise argparse.ArgumentTypeError(f"must be a positive number of seconds: {text!r}")
+    return value
+
+
 def _setup_compile(parser: argparse.ArgumentParser) -> Callable[[argparse.Namespace], int]:
     parser.add_argument("model", help="the model: IR text, a GE dump or ONNX (when gebench.io is present)")
     parser.add_argument("--passes", default=None,
@@ -97,6 +108,9 @@ def _setup_compile(parser: argparse.ArgumentParser) -> Callable[[argparse.Namesp
     parser.add_argument("--verify", action="store_true",
                         help="check every rewrite and pass numerically on the reference executor")
     parser.add_argument("--quiet", action="store_true", help="print only the outcome line")
+    parser.add_argument("--hook-timeout", type=_seconds, default=None, metavar="SECONDS",
+                        help="fail a pass whose hook (meet_requirements, replacement, run, ...) runs longer than this; "
+                             "off by default, as in GE")
     try:
         from gebench.exec.backends import add_backend_arguments
     except ImportError as exc:
@@ -241,7 +255,7 @@ def _run_compile(args: argparse.Namespace, out: TextIO | None = None) -> int:
         return _usage(str(exc))
     try:
         run = api.compile(args.model, passes=args.passes, stages=args.stage, verify=args.verify,
-                          fusion_switch=args.fusion_switch_file)
+                          fusion_switch=args.fusion_switch_file, hook_timeout=args.hook_timeout)
     except (FileNotFoundError, TypeError, ValueError, OSError) as exc:
         return _usage(f"cannot read the model {args.model}: {exc}")
     text = format_summary(run)

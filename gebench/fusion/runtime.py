@@ -303,6 +303,9 @@ def _call_hook(session: _Session, hook: Any, *args: Any) -> Any:
     once for the whole run, so a hook call costs one context-variable set and reset)."""
     token = _session._current.set(session)
     try:
+        limit = _guard._limit.get()
+        if limit is not None:  # compile(..., hook_timeout=): HookTimedOut fails the pass
+            return _guard.call_bounded(limit, session.pass_name, hook, *args)
         return hook(*args)
     except (SystemExit, KeyboardInterrupt) as exc:
         # pass code cannot end the compiler: GE sees a failed call (a real Ctrl-C still propagates)
@@ -491,7 +494,8 @@ def execute(graph: ir.Graph, descriptors: Sequence[PassDescriptor], *, stages: I
             options: dict[str, str] | None = None, record_all: bool = True, infer_shapes: bool = True,
             load_errors: Sequence[Any] = (), run_after_load_error: bool = False,
             verify_rewrites: bool = False, snapshots: bool = True, verify: bool = False,
-            fusion_switch: Any = None, ledger: bool = True, pre_run_snapshot: ir.Graph | None = None) -> Run:
+            fusion_switch: Any = None, ledger: bool = True, pre_run_snapshot: ir.Graph | None = None,
+            hook_timeout: float | None = None) -> Run:
     """Run ``descriptors`` over ``graph`` (mutated in place) through GE's custom-pass stages.
 
     Args:
@@ -516,6 +520,10 @@ def execute(graph: ir.Graph, descriptors: Sequence[PassDescriptor], *, stages: I
         pre_run_snapshot: a graph equal to ``graph`` that nobody else holds, kept as the ``PreRunBegin``
             snapshot instead of a fresh copy (``compile`` passes the caller's untouched graph here when it
             works on a copy anyway). Ignored without ``snapshots``.
+        hook_timeout: seconds each pass hook call (``__init__``, ``patterns``, ``meet_requirements``,
+            ``replacement``, ``run``) may take; one that runs longer is interrupted and fails its pass, with the
+            pass, the hook and the ``file:line`` where it was interrupted in the reason. None (default): no bound,
+            as in GE. See :func:`gebench.fusion._guard.hook_timeout` for how it interrupts and its limits.
 
     Cost: the collector stays as the caller set it. Pausing it for the run was measured slower: a run changes a
     small part of a large graph, and one pass over everything it made, cold, at the end cost more (20 ms of a
@@ -524,8 +532,12 @@ def execute(graph: ir.Graph, descriptors: Sequence[PassDescriptor], *, stages: I
 
     Returns:
         The :class:`Run`. Never raises for pass failures; those are the run's status.
+
+    Raises:
+        ValueError: ``hook_timeout`` is not a positive number, or an unknown stage.
     """
-    with _guard.interrupts_tracked(), _reflected_operator_lints(), ir.existing_objects_frozen():
+    with _guard.interrupts_tracked(), _guard.hook_timeout(hook_timeout), _reflected_operator_lints(), \
+            ir.existing_objects_frozen():
         return _execute(graph, descriptors, stages=stages, options=options, record_all=record_all,
                         infer_shapes=infer_shapes, load_errors=load_errors,
                         run_after_load_error=run_after_load_error, verify_rewrites=verify_rewrites,
@@ -681,9 +693,12 @@ def _run_stage(state: _RunState, stage: str, descs: list[PassDescriptor],
     for desc in descs:
         try:
             try:
-                instance = desc.cls()
+                limit = _guard._limit.get()
+                instance = desc.cls() if limit is None else _guard.call_bounded(limit, desc.pass_name, desc.cls)
                 if desc.kind == PASS_KIND_PATTERN_FUSION:
                     configs[desc.pass_name] = _bridge.matcher_config_of(instance)
+            except _guard.HookTimedOut as timeout:
+                raise PassFailure(timeout.reason) from None  # reported as the stage's creation failure
             except (SystemExit, KeyboardInterrupt) as stop:
                 err = _guard.pass_code_exit(stop)
                 if err is None:
@@ -724,6 +739,10 @@ def _run_pass_on_graph(state: _RunState, desc: PassDescriptor, instance: Any, co
     except PassFailure as failure:
         context.set_error_message(failure.reason)
         return PassStatus.FAILED, failure.reason
+    except _guard.HookTimedOut as timeout:  # gebench's hook bound (GE has none): the pass fails
+        rec.lint("hook_timeout", timeout.reason, source=timeout.where, detail={"hook": timeout.hook})
+        context.set_error_message(timeout.reason)
+        return PassStatus.FAILED, timeout.reason
 
 
 # --------------------------------------------------------------------------------------------- FusionBasePass
@@ -751,6 +770,10 @@ def _run_fusion_base_pass(state: _RunState, rec: _Recorder, instance: Any, graph
         result = _call_hook(session, instance.run, view, context)
     except Exception as exc:  # noqa: BLE001 - GE: an exception in run fails the pass
         reason = f"python pass {name} run failed: {exception_text(exc)}"
+        result = _FAILED_BY_EXCEPTION
+    except _guard.HookTimedOut as timeout:  # fails the pass like an exception; the graph is restored below
+        rec.lint("hook_timeout", timeout.reason, source=timeout.where, detail={"hook": timeout.hook})
+        reason = timeout.reason
         result = _FAILED_BY_EXCEPTION
     status = _translate_run_result(rec, result) if result is not _FAILED_BY_EXCEPTION else PassStatus.FAILED
     if status == PassStatus.FAILED:
