@@ -83,7 +83,9 @@ def _setup_sweep(parser: argparse.ArgumentParser) -> Callable[[argparse.Namespac
     parser.add_argument("--task-memory", type=_positive_float, default=None, metavar="MB",
                         help="kill a task using more resident memory (recorded as OUT_OF_MEMORY)")
     parser.add_argument("--no-isolate", action="store_true",
-                        help="run tasks in the worker processes instead of a forked process each")
+                        help="run tasks in the worker processes instead of forked task processes")
+    parser.add_argument("--tasks-per-process", type=_positive_int, default=20, metavar="N",
+                        help="tasks one forked task process runs before a fresh one (default 20; 1: one each)")
     parser.add_argument("--resume", action="store_true", help="continue the sweep in --out, skipping finished tasks")
     parser.add_argument("--retry-failed", action="store_true",
                         help="with --resume: run again the tasks that errored, crashed, timed out or ran out of memory")
@@ -132,7 +134,8 @@ def _run_sweep(args: argparse.Namespace, out: TextIO | None = None) -> int:
             args.models, pass_sets=pass_sets, out=args.out, verify=args.verify, scheduler=args.scheduler,
             workers=args.workers, task_timeout=args.task_timeout, task_memory_mb=args.task_memory,
             resume=args.resume, overwrite=args.overwrite, retry_failed=args.retry_failed, baseline=args.baseline,
-            isolate=not args.no_isolate, progress=False if args.quiet else None, ledger=args.ledger,
+            isolate=not args.no_isolate, tasks_per_process=args.tasks_per_process,
+            progress=False if args.quiet else None, ledger=args.ledger,
             custom_ops=args.custom_ops or None, connect_timeout=args.connect_timeout, time_rel=args.time_rel,
             time_abs=args.time_abs, slowdown_is_regression=args.fail_on_slowdown)
     except SweepInputError as exc:

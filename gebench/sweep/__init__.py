@@ -90,7 +90,7 @@ def sweep(models: str | os.PathLike[str] | Sequence[str | os.PathLike[str]], pas
           task_timeout: float | None = None, task_memory_mb: float | None = None, resume: bool = False,
           overwrite: bool = False, retry_failed: bool = False,
           baseline: str | os.PathLike[str] | SweepResult | None = None, isolate: bool = True,
-          progress: bool | None = None, ledger: str = "compact",
+          progress: bool | None = None, ledger: str = "compact", tasks_per_process: int = 20,
           custom_ops: Sequence[str | os.PathLike[str]] | None = None, connect_timeout: float = 10.0,
           time_rel: float = 0.5, time_abs: float = 0.25, slowdown_is_regression: bool = False) -> SweepResult:
     """Run every pass set over every model on Dask and return the :class:`SweepResult`.
@@ -111,6 +111,8 @@ def sweep(models: str | os.PathLike[str] | Sequence[str | os.PathLike[str]], pas
         isolate: run each task in its own forked process on the worker (POSIX), so a crash, hang or memory
             blow-up costs only that task. Off: tasks run in the worker process, faster for tiny models, and a
             crash kills the worker (Dask's KilledWorker, then one isolated re-run to confirm).
+        tasks_per_process: with ``isolate``, how many tasks one task process runs before a fresh one is forked
+            (also after any failure, other custom ops, or 256 MiB of growth); 1: a fresh process per task.
         resume: continue the sweep in ``out``: tasks with a row are skipped (``retry_failed``: except those
             that did not finish their compile). ``overwrite``: start ``out`` afresh.
         baseline: a previous sweep (folder or result) to diff against; the diff is ``result.diff`` and shows
@@ -146,6 +148,8 @@ def sweep(models: str | os.PathLike[str] | Sequence[str | os.PathLike[str]], pas
             raise SweepInputError("isolated tasks need os.fork (POSIX); pass isolate=False (--no-isolate)")
     if scheduler is not None and client is not None:
         raise SweepInputError("give either scheduler= or client=, not both")
+    if tasks_per_process < 1:
+        raise SweepInputError(f"tasks per process must be at least 1, not {tasks_per_process}")
     if workers is not None and workers < 1:
         raise SweepInputError(f"--workers must be at least 1, not {workers}")
     model_refs = expand_models([models] if isinstance(models, (str, os.PathLike)) else models)
@@ -167,7 +171,8 @@ def sweep(models: str | os.PathLike[str] | Sequence[str | os.PathLike[str]], pas
         "pass_sets": {b.label: {"digest": b.digest, "paths": list(b.origins)} for b in bundles},
         "models": [{"path": m.path, "name": m.name} for m in model_refs],
         "engine": {"scheduler": scheduler or ("client" if client is not None else "local"), "workers": workers,
-                   "isolate": isolate, "task_timeout": task_timeout, "task_memory_mb": task_memory_mb},
+                   "isolate": isolate, "task_timeout": task_timeout, "task_memory_mb": task_memory_mb,
+                   "tasks_per_process": tasks_per_process},
     }
     remote = None
     if scheduler is not None:  # before the out folder is touched: a bad address leaves nothing behind
@@ -182,7 +187,8 @@ def sweep(models: str | os.PathLike[str] | Sequence[str | os.PathLike[str]], pas
         raise
     sweep_id = uuid.uuid4().hex[:8]
     specs = [TaskSpec(m.path, m.name, b, verify=verify, custom_ops=ops, timeout=task_timeout,
-                      memory_limit_mb=task_memory_mb, isolate=isolate, ledger=ledger, sweep_id=sweep_id)
+                      memory_limit_mb=task_memory_mb, isolate=isolate, ledger=ledger, sweep_id=sweep_id,
+                      tasks_per_process=tasks_per_process)
              for m in model_refs for b in bundles]
     done = store.rows
     todo = [s for s in specs if s.task_id not in done

@@ -1,8 +1,8 @@
 """Process isolation for sweep tasks: a crash, a hang or a memory blow-up costs one task, never the worker.
 
 Each worker keeps one *task server* per concurrently running task: a ``python -m gebench.sweep._isolate``
-child process that has imported gebench once (about a second) and then, per task, ``fork()``\\ s a fresh
-task process that runs :func:`~gebench.sweep._task.run_task` and exits. The server watches that process:
+child process that has imported gebench once (about a second, plus a tiny warm-up task) and then forks
+*task processes* that run :func:`~gebench.sweep._task.run_task`. The server watches the task process:
 
 * it reads the task's messages (the pass about to run, then the result row) from a pipe;
 * past ``spec.timeout`` seconds it kills the task process: status ``TIMEOUT``;
@@ -10,9 +10,15 @@ task process that runs :func:`~gebench.sweep._task.run_task` and exits. The serv
 * a task process that dies without a row (``os._exit``, a segfault, the kernel's OOM killer) is ``CRASHED``,
   with its exit status or signal, the pass that was running and the tail of its output.
 
-``peak_mem_mb`` of an isolated task is the task process's own peak RSS (``wait4``), which includes the
-pages it shares with the server (the imported gebench, about 100 MiB). A fresh process per task also means
-no state (loaded pass modules, caches) leaks from one task into the next. Fork costs a few milliseconds.
+A task process runs up to ``spec.tasks_per_process`` tasks one after another (then it exits and the next task
+gets a fresh fork), and is replaced early after any failure, when a task brings other custom ops (they register
+globally), or when it has grown by :data:`RECYCLE_GROWTH_MB`. Reusing it matters: the first task in a fresh
+fork pays the copy-on-write faults of touching the server's heap (about 30 ms), the next ones do not. Pass
+files are loaded anew by every task, so tasks do not see each other's passes.
+
+``peak_mem_mb`` of an isolated task is the task process's peak RSS during that task (Linux: ``VmHWM`` reset
+at the task's start; elsewhere the process's lifetime peak), which includes the pages it shares with the server
+(the imported gebench, about 70 MiB).
 
 The server reads requests on its stdin and answers on its stdout (length-prefixed pickles), after moving
 those to private descriptors so stray prints of pass files go to stderr. It exits when its stdin closes
@@ -21,6 +27,7 @@ those to private descriptors so stray prints of pass files go to stderr. It exit
 
 from __future__ import annotations
 
+import contextlib
 import logging
 import os
 import pickle
@@ -45,6 +52,8 @@ _HEADER = struct.Struct(">Q")
 SERVER_START_TIMEOUT = 300.0
 #: Extra seconds the worker waits for a server's answer past the task timeout before it gives up on it.
 SERVER_GRACE = 60.0
+#: Grown this much (MiB of resident memory) since its fork, a task process is replaced after its task.
+RECYCLE_GROWTH_MB = 256.0
 _MEMORY_POLL = 0.1
 _TAIL_BYTES = 2000
 
@@ -231,8 +240,56 @@ def _tail(path: str) -> str:
         return ""
 
 
-def _child(spec: TaskSpec, w: int, close_fds: list[int], log_fd: int) -> None:
-    """The forked task process: run the task, send the row, exit (never returns)."""
+class _TaskProcess:
+    """A forked task process, seen from its server: it runs the tasks sent on a pipe, one at a time, until
+    the pipe closes (or it is killed). Invariant: at most one task is in flight."""
+
+    def __init__(self, ops_key: str, close_in_child: list[int]) -> None:
+        import tempfile
+
+        to_child_r, self.to_child = os.pipe()
+        self.from_child, from_child_w = os.pipe()
+        log_fd, self.log_path = tempfile.mkstemp(prefix="gebench-task-", suffix=".log")
+        self.ops_key = ops_key
+        self.tasks = 0
+        self.base_rss = _rss_mb(os.getpid()) or 0.0
+        # no gc.freeze() before the fork: gebench's compile freezes the heap itself while it runs, and checks
+        # gc.get_freeze_count() first, which walks every frozen object (tens of ms per task on a frozen heap)
+        pid = os.fork()
+        if pid == 0:  # pragma: no cover - runs in the task process
+            _task_process_main(to_child_r, from_child_w,
+                               [self.to_child, self.from_child, *close_in_child], log_fd)
+        self.pid = pid
+        os.close(to_child_r)
+        os.close(from_child_w)
+        os.close(log_fd)
+
+    def worn(self, spec: TaskSpec, ops_key: str) -> bool:
+        """Whether the next task should get a fresh process: enough tasks run, other custom ops (they register
+        globally), or resident memory grown by more than :data:`RECYCLE_GROWTH_MB` since the fork."""
+        if self.tasks >= max(1, spec.tasks_per_process) or ops_key != self.ops_key:
+            return True
+        rss = _rss_mb(self.pid)
+        return rss is not None and rss - self.base_rss > RECYCLE_GROWTH_MB
+
+    def reap(self, kill: bool) -> tuple[int, Any]:
+        """End the process (SIGKILL, or closing its pipe so it exits) and return ``wait4``'s status and usage."""
+        if kill:
+            with contextlib.suppress(ProcessLookupError):
+                os.kill(self.pid, signal.SIGKILL)
+        with contextlib.suppress(OSError):
+            os.close(self.to_child)
+        _, status, usage = os.wait4(self.pid, 0)
+        with contextlib.suppress(OSError):
+            os.close(self.from_child)
+        with contextlib.suppress(OSError):
+            os.unlink(self.log_path)
+        return status, usage
+
+
+def _task_process_main(r: int, w: int, close_fds: list[int], log_fd: int) -> None:
+    """The forked task process: run each task read from ``r``, send its messages and row on ``w``; exit when ``r``
+    closes (never returns). Its stdout and stderr go to a log file emptied at each task's start."""
     code = 0
     try:
         for fd in close_fds:
@@ -246,8 +303,17 @@ def _child(spec: TaskSpec, w: int, close_fds: list[int], log_fd: int) -> None:
         signal.signal(signal.SIGINT, signal.SIG_DFL)
         from ._task import run_task
 
-        row = run_task(spec, on_pass_start=lambda name: _write_frame(w, ("pass", name)), measure_memory=False)
-        _write_frame(w, ("row", row))
+        while True:
+            try:
+                spec = _read_frame(r)
+            except EOFError:
+                break
+            sys.stdout.flush()
+            sys.stderr.flush()
+            os.ftruncate(1, 0)
+            os.lseek(1, 0, os.SEEK_SET)
+            row = run_task(spec, on_pass_start=lambda name: _write_frame(w, ("pass", name)))
+            _write_frame(w, ("row", row))
     except BaseException:  # noqa: BLE001 - whatever happens, the process must end here
         import traceback
 
@@ -261,73 +327,83 @@ def _child(spec: TaskSpec, w: int, close_fds: list[int], log_fd: int) -> None:
             os._exit(code)
 
 
-def _run_forked(spec: TaskSpec, proto_in: int, proto_out: int) -> dict[str, Any]:
-    import tempfile
+_current: list[_TaskProcess] = []  # the server's task process, if one is alive
 
-    r, w = os.pipe()
-    log_fd, log_path = tempfile.mkstemp(prefix="gebench-task-", suffix=".log")
+
+def _ops_key(spec: TaskSpec) -> str:
+    import hashlib
+
+    h = hashlib.sha256()
+    for name, content in spec.custom_ops:
+        h.update(name.encode() + b"\0" + hashlib.sha256(content).digest())
+    return h.hexdigest()
+
+
+def _run_supervised(spec: TaskSpec, proto_in: int, proto_out: int) -> dict[str, Any]:
+    """Run ``spec`` in the server's task process (forking a fresh one when there is none or it is worn) and
+    watch it: timeout, memory limit, death. Returns the row."""
+    ops_key = _ops_key(spec)
+    if _current and _current[0].worn(spec, ops_key):
+        _current.pop().reap(kill=False)
+    if not _current:
+        _current.append(_TaskProcess(ops_key, [proto_in, proto_out]))
+    proc = _current[0]
     start = time.monotonic()
-    pid = os.fork()
-    if pid == 0:  # pragma: no cover - runs in the task process
-        _child(spec, w, [r, proto_in, proto_out], log_fd)
-    os.close(w)
-    os.close(log_fd)
+    try:
+        _write_frame(proc.to_child, spec)
+    except BrokenPipeError:  # it died between tasks: start a fresh one for this task
+        _current.pop().reap(kill=True)
+        proc = _TaskProcess(ops_key, [proto_in, proto_out])
+        _current.append(proc)
+        _write_frame(proc.to_child, spec)
     deadline = start + spec.timeout if spec.timeout else None
     buf = b""
     row: dict[str, Any] | None = None
     current_pass: str | None = None
     killed_for: str | None = None
     rss_seen = 0.0
-    try:
-        while True:
-            wait = 1.0
-            if spec.memory_limit_mb:
-                wait = _MEMORY_POLL
-            if deadline is not None:
-                wait = max(0.0, min(wait, deadline - time.monotonic()))
-            ready = select.select([r, proto_in], [], [], wait)[0]
-            if proto_in in ready and not os.read(proto_in, 1):  # the worker is gone: so are we
-                os.kill(pid, signal.SIGKILL)
-                os.waitpid(pid, 0)
-                os._exit(0)
-            if r in ready:
-                chunk = os.read(r, 1 << 20)
-                if not chunk:
+    while row is None:
+        wait = _MEMORY_POLL if spec.memory_limit_mb else 1.0
+        if deadline is not None:
+            wait = max(0.0, min(wait, deadline - time.monotonic()))
+        ready = select.select([proc.from_child, proto_in], [], [], wait)[0]
+        if proto_in in ready and not os.read(proto_in, 1):  # the worker is gone: so are we
+            proc.reap(kill=True)
+            os._exit(0)
+        if proc.from_child in ready:
+            chunk = os.read(proc.from_child, 1 << 20)
+            if not chunk:
+                break  # the task process died
+            buf += chunk
+            while len(buf) >= _HEADER.size:
+                (size,) = _HEADER.unpack_from(buf)
+                if len(buf) < _HEADER.size + size:
                     break
-                buf += chunk
-                while len(buf) >= _HEADER.size:
-                    (size,) = _HEADER.unpack_from(buf)
-                    if len(buf) < _HEADER.size + size:
-                        break
-                    kind, value = pickle.loads(buf[_HEADER.size:_HEADER.size + size])
-                    buf = buf[_HEADER.size + size:]
-                    if kind == "pass":
-                        current_pass = value
-                    elif kind == "row":
-                        row = value
-            if spec.memory_limit_mb:
-                rss = _rss_mb(pid) or 0.0
-                rss_seen = max(rss_seen, rss)
-                if rss > spec.memory_limit_mb:
-                    killed_for = "memory"
-            if deadline is not None and time.monotonic() >= deadline and row is None:
-                killed_for = "timeout"
-            if killed_for:
-                os.kill(pid, signal.SIGKILL)
-                break
-        _, status, usage = os.wait4(pid, 0)
-        peak = usage.ru_maxrss / (1 << 20) if sys.platform == "darwin" else usage.ru_maxrss / 1024
-        elapsed = time.monotonic() - start
-        if row is not None and killed_for is None and os.WIFEXITED(status) and os.WEXITSTATUS(status) == 0:
-            row["peak_mem_mb"] = peak
-            return row
-        return _failed_row(spec, status, killed_for, current_pass, elapsed, peak, rss_seen, _tail(log_path))
-    finally:
-        os.close(r)
-        try:
-            os.unlink(log_path)
-        except OSError:
-            pass
+                kind, value = pickle.loads(buf[_HEADER.size:_HEADER.size + size])
+                buf = buf[_HEADER.size + size:]
+                if kind == "pass":
+                    current_pass = value
+                elif kind == "row":
+                    row = value
+        if row is not None:
+            break
+        if spec.memory_limit_mb:
+            rss = _rss_mb(proc.pid) or 0.0
+            rss_seen = max(rss_seen, rss)
+            if rss > spec.memory_limit_mb:
+                killed_for = "memory"
+        if deadline is not None and time.monotonic() >= deadline:
+            killed_for = "timeout"
+        if killed_for:
+            break
+    if row is not None:
+        proc.tasks += 1
+        return row
+    tail = _tail(proc.log_path)
+    _current.clear()
+    status, usage = proc.reap(kill=True)
+    peak = usage.ru_maxrss / (1 << 20) if sys.platform == "darwin" else usage.ru_maxrss / 1024
+    return _failed_row(spec, status, killed_for, current_pass, time.monotonic() - start, peak, rss_seen, tail)
 
 
 def _failed_row(spec: TaskSpec, status: int, killed_for: str | None, current_pass: str | None, elapsed: float,
@@ -441,8 +517,10 @@ def serve() -> None:
         try:
             spec = _read_frame(proto_in)
         except EOFError:
+            if _current:
+                _current.pop().reap(kill=False)
             return
-        _write_frame(proto_out, _run_forked(spec, proto_in, proto_out))
+        _write_frame(proto_out, _run_supervised(spec, proto_in, proto_out))
 
 
 if __name__ == "__main__":  # pragma: no cover - the task server process

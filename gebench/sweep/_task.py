@@ -53,9 +53,10 @@ COMPACT_LEDGER_LIMIT = 5000
 class TaskSpec:
     """Everything a worker needs for one (model, pass set) task; pickled to the worker.
 
-    ``timeout`` (seconds) and ``memory_limit_mb`` are enforced only with ``isolate`` (the task runs in its
-    own process, see :mod:`gebench.sweep._isolate`). ``ledger`` is ``"compact"`` (no structural mismatches,
-    at most :data:`COMPACT_LEDGER_LIMIT` records), ``"full"`` or ``"none"``.
+    ``timeout`` (seconds) and ``memory_limit_mb`` are enforced only with ``isolate`` (the task runs in a
+    task process, see :mod:`gebench.sweep._isolate`; ``tasks_per_process`` tasks at most share one, 1 gives
+    each task a fresh process). ``ledger`` is ``"compact"`` (no structural mismatches, at most
+    :data:`COMPACT_LEDGER_LIMIT` records), ``"full"`` or ``"none"``.
     """
 
     model: str
@@ -68,6 +69,7 @@ class TaskSpec:
     isolate: bool = True
     ledger: str = "compact"
     sweep_id: str = ""
+    tasks_per_process: int = 20
 
     @functools.cached_property
     def task_id(self) -> str:
