@@ -111,11 +111,20 @@ def boundary_subgraph(graph: Graph, output_nodes: list[Node], stop_ids: set[int]
 
 def escaping_use(graph: Graph, region: dict[int, Node], output_ids: set[int]) -> tuple[Node, int, Node, int] | None:
     """The first data edge ``(inner, port, outside consumer, input port)`` that leaves ``region`` from a node
-    that is not an output node, or None when the region is self-contained (GE §3.7.1). O(region out-edges)."""
+    that is not an output node, or None when the region is self-contained (GE §3.7.1).
+
+    "First": region nodes in ``region`` order, then output port, then edge order. The use tables are read in place
+    and the search stops at that edge, so the cost is the uses read up to it: O(edges inside the region + 1), not
+    the fan-out of an inner node (a Const matched by the pattern but shared by thousands of nodes answers at its
+    first outside use).
+    """
     for nid, node in region.items():
         if nid in output_ids:
             continue
-        for port, consumer, in_port in graph.all_uses(node):
-            if consumer.id not in region:
-                return node, port, consumer, in_port
+        port = 0
+        for uses in graph.output_uses(node):
+            for did, in_port in uses:
+                if did not in region:
+                    return node, port, graph.node(did), in_port
+            port += 1
     return None

@@ -262,13 +262,18 @@ def _plan(graph: Graph, boundary: Boundary, replacement: Graph, check_self_conta
     removed: list[Node] = []
     for node in reversed(in_order):
         keep = False
-        for port, consumer, _ in graph.all_uses(node):
-            if consumer.id in removed_ids:
-                continue
-            if consumer.id not in region and (node.id, port) in moved_ports:
-                continue
-            keep = True
-            break
+        port = 0
+        for uses in graph.output_uses(node):  # read in place: stops at the first use that keeps the node
+            for did, _ in uses:
+                if did in removed_ids:
+                    continue
+                if did not in region and (node.id, port) in moved_ports:
+                    continue
+                keep = True
+                break
+            if keep:
+                break
+            port += 1
         if not keep:
             removed_ids.add(node.id)
             removed.append(node)
@@ -366,9 +371,11 @@ def _cycle_witness(graph: Graph, plan: _Plan, removed_ids: set[int]) -> Node | N
 
     Searches the graph as it will be: removed nodes are gone, the replacement body is present as virtual nodes
     (ids ``-1, -2, ...``) and the new edges exist. Any new cycle passes through a real node that is the source
-    of a new edge (an "entry"); a first search from every new edge's target finds whether any entry is
-    reachable at all, and only then is each entry tested for a path back to itself. Real nodes after the last
-    entry's position are not explored (they cannot reach an entry).
+    of a new edge (an "entry") and through a new edge, so an entry on a cycle is reachable from a new edge's target:
+    a first search from every target collects the entries it reaches, and only those are tested, in position order,
+    for a path back to themselves. An entry nothing new reaches (such as a Const feeding the replacement and
+    thousands of other nodes) is never expanded. Real nodes after the last entry's position are not explored (they
+    cannot reach an entry).
     """
     # Quick exit: every new edge leaves a boundary producer, a control predecessor or a replacement node, and
     # every real node a new edge enters is an outside consumer or a control successor. When all of those lie
@@ -433,23 +440,26 @@ def _cycle_witness(graph: Graph, plan: _Plan, removed_ids: set[int]) -> Node | N
         out.extend(real_added.get(n, ()))
         return out
 
-    def reaches(starts: Iterable[int], goals: set[int]) -> bool:
+    def search(starts: Iterable[int], goals: set[int], first_only: bool) -> set[int]:
+        """The goals reached from ``starts`` (only the first one found when ``first_only``)."""
         stack = [s for s in starts if s < 0 or (s not in removed_ids and position(graph.node(s)) <= limit)]
         seen = set(stack)
+        found: set[int] = set()
         while stack:
             n = stack.pop()
             if n in goals:
-                return True
+                found.add(n)
+                if first_only:
+                    return found
             for s in successors(n):
                 if s not in seen:
                     seen.add(s)
                     stack.append(s)
-        return False
+        return found
 
-    if not reaches(targets, entries):
-        return None
-    for e in sorted(entries, key=lambda i: position(graph.node(i))):
-        if reaches(successors(e), {e}):
+    reached = search(targets, entries, False)
+    for e in sorted(reached, key=lambda i: position(graph.node(i))):
+        if search(successors(e), {e}, True):
             return graph.node(e)
     return None
 
