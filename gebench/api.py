@@ -89,7 +89,8 @@ def load(path_or_graph: Any) -> ir.Graph:
 
     Raises:
         FileNotFoundError: a path that does not exist.
-        ir.TextFormError: text that does not parse (message gives line and column).
+        ir.TextFormError: text that does not parse (message gives line and column, and the file for a file).
+        ValueError: a file a registered loader cannot read (``GeDumpError``, ``OnnxImportError``, ... naming it).
         TypeError: an unsupported object.
     """
     if isinstance(path_or_graph, ir.Graph) or hasattr(path_or_graph, "_ir"):
@@ -108,10 +109,19 @@ def load(path_or_graph: Any) -> ir.Graph:
             raise FileNotFoundError(f"gebench.load: {text!r} does not exist")
         _ensure_extensions()
         name = path.name.lower()
-        for suffix in sorted(_LOADERS, key=len, reverse=True):
-            if name.endswith(suffix):
-                return _as_ir(_LOADERS[suffix](path), f"loader for {suffix}")
-        return ir.parse_text(path.read_text(encoding="utf-8"))
+        try:
+            for suffix in sorted(_LOADERS, key=len, reverse=True):
+                if name.endswith(suffix):
+                    return _as_ir(_LOADERS[suffix](path), f"loader for {suffix}")
+            return ir.parse_text(path.read_text(encoding="utf-8"))
+        except (ir.TextFormError, ir.GraphError, UnicodeDecodeError) as exc:
+            # the text form's errors give a line but no file: name it (a misnamed or damaged file, say)
+            if str(path) in str(exc):
+                raise
+            what = "not UTF-8 text" if isinstance(exc, UnicodeDecodeError) else str(exc)
+            if isinstance(exc, UnicodeDecodeError) or what.startswith("line 1,"):  # not even the header parses
+                what += "; is it a graph file gebench reads (IR text, a GE dump, ONNX, AIR)?"
+            raise ir.TextFormError(f"{path}: {what}") from exc
     raise TypeError(f"gebench.load: expected a graph, a path or IR text, got {type(path_or_graph).__name__}")
 
 

@@ -153,6 +153,14 @@ def format_summary(run: Any) -> str:
     for r in lints:
         source = r.detail.get("source") if isinstance(r.detail, dict) else ""
         lines.append(f"  lint {r.pass_name or '-'}: {r.reason}" + (f" ({source})" if source else ""))
+    # hook exceptions GE only logs (meet_requirements raising counts as False): each distinct one, once
+    raised: dict[tuple[str, str], int] = {}
+    for r in run.ledger:
+        if r.exception and getattr(r.status, "name", "") != "LINT":
+            key = (r.pass_name, (r.exception.strip().splitlines() or [""])[0])
+            raised[key] = raised.get(key, 0) + 1
+    for (pass_name, text), count in raised.items():
+        lines.append(f"  exception {pass_name}: {text}" + (f" ({count} candidates)" if count > 1 else ""))
     return "\n".join(lines)
 
 

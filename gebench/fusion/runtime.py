@@ -217,6 +217,23 @@ class _Session:
         self.expression_inputs: int | None = None
         self.owned_replacement: Any = None
         self.rewrites = 0
+        self.hook: Any = None  # the hook being called (set by _call_hook)
+
+    def note_node_change(self, node_name: str, what: str) -> None:
+        """Pass code changed a node in place (a ``ge.graph.Node`` setter) while :attr:`hook` ran. In
+        ``meet_requirements`` that is worth a lint (once per pattern): GE keeps the change whatever the hook
+        returns."""
+        if getattr(self.hook, "__name__", "") != "meet_requirements":
+            return
+        rec = self.recorder
+        key = ("meet_requirements_changes_graph", rec.pattern_name)
+        if key in rec.linted:
+            return
+        rec.linted.add(key)
+        rec.lint("meet_requirements_changes_graph",
+                 f"meet_requirements changed {what} of node {node_name!r}: GE keeps such a change even when the hook "
+                 "then rejects the match or the pass fails later; change the graph in replacement() (or run())",
+                 source=_session.caller_location(), detail={"node": node_name, "changed": what})
 
     def lint(self, rule: str, message: str, *, source: str = "", detail: dict[str, Any] | None = None) -> None:
         self.recorder.lint(rule, message, source=source, detail=detail)
@@ -302,6 +319,7 @@ def _call_hook(session: _Session, hook: Any, *args: Any) -> Any:
     """``hook(*args)`` with ``session`` current while it runs (``execute`` installs the reflected-operator lints
     once for the whole run, so a hook call costs one context-variable set and reset)."""
     token = _session._current.set(session)
+    session.hook = hook
     try:
         limit = _guard._limit.get()
         if limit is not None:  # compile(..., hook_timeout=): HookTimedOut fails the pass
@@ -760,7 +778,7 @@ def _run_fusion_base_pass(state: _RunState, rec: _Recorder, instance: Any, graph
                           context: Any) -> tuple[str, str]:
     from gebench.ge.graph import Graph
 
-    rec.hook_source = _function_source(type(instance).run)
+    rec.hook_source = _hook_source(type(instance), "run")
     backup = ir.GraphJournal(graph)  # the graph before run(), kept at the cost of what run() changes
     view = Graph._wrap(graph, owns=False)
     session = _Session(rec)
@@ -816,6 +834,22 @@ def _translate_run_result(rec: _Recorder, result: Any) -> str:
 _SOURCES: weakref.WeakKeyDictionary[Any, str] = weakref.WeakKeyDictionary()
 
 
+_HOOK_SOURCES: weakref.WeakKeyDictionary[type, dict[str, str]] = weakref.WeakKeyDictionary()
+
+
+def _hook_source(cls: type, name: str) -> str:
+    """``file:line`` of hook ``name`` of pass class ``cls``: where the pass file defines it, or the class's line
+    when the class keeps gebench's default (records and lints always point into the pass file). Cached per class."""
+    known = _HOOK_SOURCES.setdefault(cls, {})
+    where = known.get(name)
+    if where is None:
+        where = _function_source(getattr(cls, name))
+        if not where or os.path.abspath(where.rpartition(":")[0]).startswith(_PKG_DIR + os.sep):
+            where = _class_source(cls) or where
+        known[name] = where
+    return where
+
+
 def _function_source(fn: Any) -> str:
     """``file:line`` of a hook (cached per function object: hooks are looked up once per match)."""
     try:
@@ -838,12 +872,14 @@ def _run_pattern_pass(state: _RunState, rec: _Recorder, instance: Any, config: A
     from gebench.fusion import Matcher, PatternGraph
 
     session = _Session(rec)
-    rec.hook_source = _function_source(type(instance).meet_requirements)
+    rec.hook_source = _hook_source(type(instance), "meet_requirements")
     try:
         patterns = _call_hook(session, _bridge.patterns_of, instance)
     except Exception as exc:  # noqa: BLE001 - GE: failing patterns() is a warning, zero patterns
+        # the source is the pass file's line that raised (a @pattern body), not gebench's patterns() collector
         rec.lint("patterns_failed", f"patterns() failed, the pass matches nothing: {exception_text(exc)}",
-                 source=_function_source(type(instance).patterns), detail={"exception": exception_text(exc)})
+                 source=user_frame(exc) or _hook_source(type(instance), "patterns"),
+                 detail={"exception": exception_text(exc)})
         return PassStatus.NOT_CHANGED, ""
     changed = False
     for pat in patterns:
@@ -999,7 +1035,7 @@ def _call_replacement(rec: _Recorder, instance: Any, value: Any, context: Any, s
         text = exception_text(exc)
         reason = f"pass {rec.desc.pass_name}: replacement raised {text}"
         rec.add("REPLACEMENT_FAILED", reason, nodes=nodes, captures=captures, meet_result=_jsonable(verdict),
-                exception=text, hook_source=_function_source(type(instance).replacement))
+                exception=text, hook_source=_hook_source(type(instance), "replacement"))
         raise PassFailure(reason) from None
     finally:
         if hasattr(value, "_expire"):
@@ -1008,7 +1044,7 @@ def _call_replacement(rec: _Recorder, instance: Any, value: Any, context: Any, s
         reason = (f"pass {rec.desc.pass_name}: replacement must return ge.graph.Graph, got "
                   f"{type(result).__name__}" + (" (an already consumed Graph)" if isinstance(result, Graph) else ""))
         rec.add("REPLACEMENT_FAILED", reason, nodes=nodes, captures=captures, meet_result=_jsonable(verdict),
-                hook_source=_function_source(type(instance).replacement))
+                hook_source=_hook_source(type(instance), "replacement"))
         raise PassFailure(reason)
     return result
 
@@ -1016,7 +1052,7 @@ def _call_replacement(rec: _Recorder, instance: Any, value: Any, context: Any, s
 def _post_replacement_lints(rec: _Recorder, session: _Session, boundary: Any, replacement_ir: ir.Graph,
                             nodes: list[Any]) -> None:
     if session.expression_inputs is not None and session.expression_inputs < len(boundary.inputs):
-        source = _function_source(rec.desc.cls.replacement)
+        source = _hook_source(rec.desc.cls, "replacement")
         rec.lint("replacement_inputs_short",
                  f"the expression-style replacement touched inputs[0..{session.expression_inputs - 1}] "
                  f"({session.expression_inputs} inputs) but the match has {len(boundary.inputs)} boundary inputs; "
@@ -1025,7 +1061,7 @@ def _post_replacement_lints(rec: _Recorder, session: _Session, boundary: Any, re
                  detail={"touched": session.expression_inputs, "boundary_inputs": len(boundary.inputs)})
     stage = rec.stage
     if stage in _INFERRED_STAGES and not any(g is replacement_ir for g in session.infer_shape_graphs):
-        source = _function_source(rec.desc.cls.replacement)
+        source = _hook_source(rec.desc.cls, "replacement")
         rec.lint("missing_infer_shape",
                  f"replacement {replacement_ir.name!r} in stage {stage} never called infer_shape(); its nodes keep "
                  "default tensor descs after shape inference has already run", source=source, nodes=nodes)
@@ -1076,7 +1112,7 @@ def _run_decompose_pass(state: _RunState, rec: _Recorder, instance: Any, graph: 
     from gebench.ge.graph import Node
 
     op_types = list(getattr(instance, "op_types", None) or [])
-    rec.hook_source = _function_source(type(instance).meet_requirements)
+    rec.hook_source = _hook_source(type(instance), "meet_requirements")
     rec.pattern_name = ",".join(op_types)
     rec.pattern_source = _class_source(type(instance))
     targets = [n for n in graph.nodes() if n.op_type in op_types]

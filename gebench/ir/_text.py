@@ -36,7 +36,7 @@ from ._graph import Graph
 from ._node import Node
 from ._tensor import TensorDesc, TensorValue
 from ._types import DataType, Format
-from .errors import TextFormError
+from .errors import GraphError, TextFormError
 
 __all__ = ["to_text", "parse_text"]
 
@@ -283,13 +283,19 @@ def _parse_text(text: str) -> Graph:
                 prod = graph.find(src_name)
                 if prod is None:
                     raise TextFormError(f"line {line_no}: input {port} of {node.name!r} names unknown node {src_name!r}")
-                graph.add_edge(prod, sp, node, port)
+                try:
+                    graph.add_edge(prod, sp, node, port)
+                except GraphError as exc:  # a port the producer does not have, a cycle ...
+                    raise TextFormError(f"line {line_no}: input {port} of {node.name!r}: {exc}") from None
                 node.inputs[port] = desc if desc is not None else prod.outputs[sp].copy()
         for c in ctrl:
             pred = graph.find(c)
             if pred is None:
                 raise TextFormError(f"line {line_no}: control input of {node.name!r} names unknown node {c!r}")
-            graph.add_control_edge(pred, node)
+            try:
+                graph.add_control_edge(pred, node)
+            except GraphError as exc:
+                raise TextFormError(f"line {line_no}: control input of {node.name!r}: {exc}") from None
     return root
 
 

@@ -12,6 +12,16 @@ from .tensor_desc import TensorDesc
 __all__ = ["Node"]
 
 
+def _note_change(node: ir.Node, what: str) -> None:
+    """Tell the running pass hook's session (if any) that pass code changed ``node`` in place: GE keeps such
+    changes whatever the hook then returns, so the runtime lints them where they surprise (meet_requirements)."""
+    from gebench.ge.passes import _session
+
+    note = getattr(_session.current(), "note_node_change", None)
+    if note is not None:
+        note(node.name, what)
+
+
 def _check_int(value: Any, what: str) -> int:
     if not isinstance(value, int) or isinstance(value, bool):
         raise TypeError(f"{what} must be an int, got {value!r} ({type(value).__name__})")
@@ -48,11 +58,13 @@ class Node:
             raise RuntimeError(f"node {node.name!r} has been removed from its graph")
         return node.graph
 
-    def _touch(self) -> None:
-        """Tell the node's graph (if it still has one) that the node is about to change in place."""
+    def _touch(self, what: str) -> None:
+        """Tell the node's graph (if it still has one) that the node is about to change in place (``what``: which
+        part, for the running hook's session)."""
         node = self._ir_node
         if node.alive:
             node.graph.touch(node)
+        _note_change(node, what)
 
     # -- identity
     @property
@@ -142,6 +154,7 @@ class Node:
         graph = self._graph()
         value = _AttrValue.to_ir(value, f"attr {key!r} of node {self.name!r}")
         graph.touch(self._ir_node)
+        _note_change(self._ir_node, f"attr {key!r}")
         self._ir_node.attrs[key] = value
 
     def _port_desc(self, descs: list[ir.TensorDesc], index: Any, kind: str) -> ir.TensorDesc:
@@ -162,7 +175,7 @@ class Node:
         _check_str(name, "attr name")
         self._port_desc(self._ir_node.inputs, index, "input")
         value = _AttrValue.to_ir(value, f"attr {name!r} of input {index} of node {self.name!r}")
-        self._touch()  # may replace the descs by private copies: read the desc after it
+        self._touch(f"attr {name!r} of input {index}")  # may replace the descs by private copies: read the desc after it
         self._ir_node.inputs[index].attrs[name] = value
 
     def get_output_attr(self, name: str, index: int) -> Any:
@@ -177,7 +190,7 @@ class Node:
         _check_str(name, "attr name")
         self._port_desc(self._ir_node.outputs, index, "output")
         value = _AttrValue.to_ir(value, f"attr {name!r} of output {index} of node {self.name!r}")
-        self._touch()  # may replace the descs by private copies: read the desc after it
+        self._touch(f"attr {name!r} of output {index}")  # may replace the descs by private copies: read the desc after it
         self._ir_node.outputs[index].attrs[name] = value
 
     # -- descs
@@ -212,7 +225,7 @@ class Node:
             raise TypeError(f"{kind} desc must be a TensorDesc, got {type(desc).__name__}")
         node = self._ir_node
         self._port_desc(node.inputs if kind == "input" else node.outputs, index, kind)
-        self._touch()  # may replace the desc lists by private copies: read them after it
+        self._touch(f"{kind} desc {index}")  # may replace the desc lists by private copies: read them after it
         (node.inputs if kind == "input" else node.outputs)[index] = desc._desc.copy()
 
     def __copy__(self) -> NoReturn:
