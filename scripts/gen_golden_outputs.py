@@ -47,6 +47,8 @@ Normalised (the only nondeterministic parts; everything else is written as geben
 
 * absolute paths: the checkout (``<ROOT>``), the gebench package directory (``<GEBENCH>``) and the
   temporary working folder of the run (``<WORK>``) are replaced by these placeholders;
+* line numbers in gebench's own files (``<GEBENCH>/ge/passes/base.py:<LINE>``, where a pass keeps a default
+  hook): they move with any edit of gebench; the file named is kept;
 * the hash in loaded pass modules' names (``_ge_py_pass_<stem>_<abs(hash(path))>``, salted per process)
   becomes ``_ge_py_pass_<stem>_<HASH>``;
 * object addresses in reprs (``0x7f...``) become ``0x<ADDR>``.
@@ -215,6 +217,7 @@ def _nb04_escape_graph() -> Any:
 # ------------------------------------------------------------------------------------------ normalisation
 _MODULE_HASH = re.compile(r"(_ge_py_pass_[A-Za-z0-9_]*?)_\d+\b")
 _ADDRESS = re.compile(r"\b0x[0-9a-fA-F]{6,}\b")
+_GEBENCH_LINE = re.compile(r"(<GEBENCH>/[^\s\"':]+\.py):\d+")
 
 
 class Normaliser:
@@ -238,6 +241,7 @@ class Normaliser:
     def text(self, text: str) -> str:
         for path, token in self._pairs:
             text = text.replace(path, token)
+        text = _GEBENCH_LINE.sub(r"\1:<LINE>", text)
         text = _MODULE_HASH.sub(r"\1_<HASH>", text)
         return _ADDRESS.sub("0x<ADDR>", text)
 

@@ -85,10 +85,17 @@ def test_notebook_passes_are_the_notebooks() -> None:
 
 def test_normaliser_replaces_only_what_varies(tmp_path: Path) -> None:
     norm = gen.Normaliser(ROOT, tmp_path)
+    package = Path(gen_gebench_file()).parent
     text = (f"{tmp_path}/passes/a.py:3 {ROOT}/passes/b.py:9 _ge_py_pass_mul_one_pass_2378477398098384849 "
-            "<object at 0x7f3a2b1c9d40> node_12 shape [1, 3]")
+            f'"{package}/ge/passes/base.py:282" <object at 0x7f3a2b1c9d40> node_12 shape [1, 3]')
     assert norm.text(text) == ("<WORK>/passes/a.py:3 <ROOT>/passes/b.py:9 _ge_py_pass_mul_one_pass_<HASH> "
-                               "<object at 0x<ADDR>> node_12 shape [1, 3]")
+                               '"<GEBENCH>/ge/passes/base.py:<LINE>" <object at 0x<ADDR>> node_12 shape [1, 3]')
+
+
+def gen_gebench_file() -> str:
+    import gebench
+
+    return gebench.__file__
 
 
 def _first_difference(expected: bytes, actual: bytes) -> str:
