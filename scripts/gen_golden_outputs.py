@@ -23,10 +23,14 @@ Cases (one folder each):
 * ``model_<stem>``: each ``assets/*.onnx`` compiled with the example passes of ``passes/`` (what
   ``notebooks/01_quickstart.ipynb`` runs on ``small_transformer.onnx``);
 * ``nb02_*`` .. ``nb05_*``: the other notebooks' compiles, with their pass files (copied here verbatim from
-  the notebooks' cells; keep them in step when a notebook's pass changes).
+  the notebooks' cells; keep them in step when a notebook's pass changes);
+* ``nb06_*``: what ``notebooks/06_sweep.ipynb`` compiles besides the bundled models: onnx's "light" models
+  (from the installed onnx package) with the example passes, and ``small_transformer`` with the notebook's
+  edit of ``remove_identity_pass.py``; these keep only ``model.sha256``, the graph, snapshots and report.
 
 Files of a case:
 
+* ``model.sha256``: the input model file's sha256 (an input that changed explains every other difference);
 * ``graph.gir``: ``ir.to_text(run.ir_graph)``; ``snapshot_<n>_<GE dump name>.gir``: each of
   ``run.ir_snapshots`` in the IR text form;
 * ``report.json``: ``run.report()`` (status, passes, per-pass results, summary, snapshot sizes and the whole
@@ -258,6 +262,8 @@ class Case:
     pass_files: dict[str, str] | None = None
     #: also read the ge_proto dumps back and compile the first one (notebooks/05)
     dump_round_trip: bool = False
+    #: every output; False: only the compile's graph, snapshots and report (models from elsewhere)
+    full: bool = True
 
 
 def cases(root: Path) -> list[Case]:
@@ -279,7 +285,25 @@ def cases(root: Path) -> list[Case]:
         Case("nb05_ge_dumps", assets / "matmul_add.onnx", pass_files={"fuse.py": NB05_FUSE_BATCH_MATMUL_ADD},
              dump_round_trip=True),
     ]
+    # notebooks/06: the sweep's other models (onnx's bundled "light" CNNs), and small_transformer with the
+    # edited copy of the example passes
+    edited = {p.name: p.read_text(encoding="utf-8") for p in sorted((root / "passes").glob("*.py"))}
+    edited["remove_identity_pass.py"] = edited["remove_identity_pass.py"].replace(
+        "        for node in identities:", "        for node in identities[1:]:")
+    out.append(Case("nb06_small_transformer_edited_passes", assets / "small_transformer.onnx", pass_files=edited,
+                    full=False))
+    out += [Case(f"nb06_{p.stem}", p, passes=[root / "passes"], full=False) for p in light_models()]
     return out
+
+
+def light_models() -> list[Path]:
+    """onnx's bundled "light" models (AlexNet, ResNet-50, DenseNet-121, ...) that notebooks/06 sweeps."""
+    import importlib.util
+
+    spec = importlib.util.find_spec("onnx")  # its files only: importing onnx is gebench.io's business
+    if spec is None or spec.origin is None:
+        return []
+    return sorted((Path(spec.origin).parent / "backend" / "test" / "data" / "light").glob("*.onnx"))
 
 
 def _snapshot_files(run: Any) -> Iterator[tuple[str, Any]]:
@@ -325,8 +349,12 @@ def run_case(case: Case, work: Path, put: Callable[[str, str], None]) -> None:
             (pass_dir / name).write_text(text, encoding="utf-8")
         passes.append(pass_dir)
     model = case.model() if callable(case.model) else case.model
+    if isinstance(model, Path):  # the input itself: a changed model file explains every other difference
+        put("model.sha256", f"{hashlib.sha256(model.read_bytes()).hexdigest()}  {model.name}\n")
     run = gebench.compile(model, passes=passes)
     _compile_outputs(run, put)
+    if not case.full:
+        return
     if not isinstance(model, Path):  # the caller's graph object: compile works on a copy
         put("input_after_compile.gir", ir.to_text(gebench.load(model)))
     readable = work / "readable"
