@@ -682,8 +682,7 @@ def _infer(state: _RunState) -> str:
     """Shape/dtype inference of the whole graph; returns a failure reason or ""."""
     from gebench import ops
 
-    missing = sorted({n.op_type for g in state.graph.all_graphs() for n in g.nodes()}
-                     - set(ops.inferable_op_types()))
+    missing = sorted({t for g in state.graph.all_graphs() for t in g.op_types()} - set(ops.inferable_op_types()))
     if missing:
         _append_run_lint(state.ledger if state.ledger_on else None, state.graph, "no_inference_rule",
                          "gebench has no shape inference for op types " + ", ".join(missing)

@@ -167,6 +167,9 @@ class Graph:
 
     #: open :class:`~gebench.ir.GraphJournal`s following this graph (a list once one is opened)
     _journals: list[GraphJournal] | tuple[()] = ()
+    #: what the last whole-graph shape inference left (``gebench.ops``' ``InferenceState``: the ids of nodes
+    #: changed since, the values it folded), or None when the graph was never inferred or changed beyond tracking
+    _inference: Any = None
 
     def touch(self, node: Node) -> None:
         """Announce an in-place change of ``node`` (its ``attrs``, an anchor desc or the anchor lists, its
@@ -177,6 +180,9 @@ class Graph:
         """
         if self._journals:
             self._keep(node.id)
+        inference = self._inference
+        if inference is not None:
+            inference.dirty.add(node.id)
 
     def _keep(self, nid: int) -> None:
         """Give every open journal that wants them a copy of node ``nid`` and of its edge rows, as they are now
@@ -340,6 +346,7 @@ class Graph:
         self._nodes = {}
         self._by_name = {}
         self.subgraphs = {}
+        self._inference = None
         self._empty_tables()
 
     def _insert(self, node_id: int, name: str, op_type: str, attrs: dict[str, Any], inputs: list[TensorDesc],
@@ -364,6 +371,9 @@ class Graph:
         self._nodes[node_id] = node
         self._by_name[name] = node_id
         self._index(node, node_id, op_type)
+        inference = self._inference
+        if inference is not None:
+            inference.dirty.add(node_id)
 
     def _index(self, node: Node, node_id: int, op_type: str) -> None:
         """The part of :meth:`_register` a staged graph leaves for later: type index, anchor tables, position,
@@ -408,6 +418,10 @@ class Graph:
             self._keep_removed(node)
             for nb in {*self._predecessor_ids(nid), *self._successor_ids(nid)}:
                 self._keep_rows(nb)
+        inference = self._inference
+        if inference is not None:
+            for uses in self._uses[nid]:
+                inference.dirty.update(d for d, _ in uses)  # their inputs lose a producer
         # the node's own tables go with it, so only the other ends are updated here (plain loops: this runs per
         # removed node of every rewrite)
         producers, all_uses = self._producers, self._uses
@@ -464,8 +478,7 @@ class Graph:
     def set_op_type(self, node: Node, op_type: str) -> None:
         """Change the op type of ``node``, keeping the op-type index current."""
         self._check_mine(node)
-        if self._journals:
-            self._keep(node.id)
+        self.touch(node)
         bucket = self._by_type[node.op_type]
         del bucket[node.id]
         if not bucket:
@@ -721,6 +734,9 @@ class Graph:
             self._order_for_edge(src, dst)
         self._producers[did][dst_port] = (sid, src_port)
         self._uses[sid][src_port][did, dst_port] = None  # a new key goes last
+        inference = self._inference
+        if inference is not None:
+            inference.dirty.add(did)
         store = self._store
         if store is not None:
             _store_add_edge(store, sid, did, (src_port, dst_port))
@@ -740,6 +756,9 @@ class Graph:
             self._order_for_edge(src, dst)
         self._producers[did][dst_port] = (sid, src_port)
         self._uses[sid][src_port][did, dst_port] = None  # a new key goes last
+        inference = self._inference
+        if inference is not None:
+            inference.dirty.add(did)
         store = self._store
         if store is not None:
             _store_add_edge(store, sid, did, (src_port, dst_port))
@@ -855,6 +874,9 @@ class Graph:
         if self._journals:
             self._keep_rows(src_id)
             self._keep_rows(dst_id)
+        inference = self._inference
+        if inference is not None:
+            inference.dirty.add(dst_id)
         self._producers[dst_id][dst_port] = None
         del self._uses[src_id][src_port][dst_id, dst_port]
         store = self._store
@@ -1063,6 +1085,8 @@ class Graph:
         clone._n_ctrl = self._n_ctrl
         clone._ctrl_succ = {n: dict(succ) for n, succ in self._ctrl_succ.items()}
         clone._ctrl_pred = {n: dict(pred) for n, pred in self._ctrl_pred.items()}
+        if self._inference is not None:
+            clone._inference = self._inference.copy()
         for sub in self.subgraphs.values():
             sub_copy = sub.copy()
             sub_copy.parent_graph = clone

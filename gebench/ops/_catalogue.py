@@ -87,6 +87,7 @@ class _Registry:
         self.custom_origin: dict[str, str] = {}
         self.merged: dict[str, OpSchema] | None = None
         self.env_loaded = False
+        self.generation = 0  # grows whenever the custom declarations change
 
     def ensure(self) -> dict[str, OpSchema]:
         with self.lock:
@@ -116,6 +117,7 @@ class _Registry:
             self.custom[op_type] = schema
             self.custom_origin.setdefault(op_type, str(path))
         self.merged = None
+        self.generation += 1
         _log.debug("loaded %d custom op(s) from %s", len(declared), where)
         return list(declared)
 
@@ -132,6 +134,11 @@ def _read_builtin() -> dict[str, OpSchema]:
 def _env_paths() -> list[str]:
     raw = os.environ.get(ENV_CUSTOM_OPS, "")
     return [p for p in raw.split(os.pathsep) if p.strip()]
+
+
+def catalogue_generation() -> int:
+    """A number that grows whenever custom-op declarations change (loaded, cleared, restored). O(1)."""
+    return _REG.generation
 
 
 def get_schema(op_type: str) -> OpSchema | None:
@@ -203,6 +210,7 @@ def clear_custom_ops() -> None:
         _REG.custom.clear()
         _REG.custom_origin.clear()
         _REG.merged = None
+        _REG.generation += 1
         _REG.env_loaded = False
 
 
@@ -217,15 +225,21 @@ def _restore(state: tuple[dict[str, OpSchema], dict[str, str], bool]) -> None:
         custom, origin, env_loaded = state
         _REG.custom, _REG.custom_origin, _REG.env_loaded = dict(custom), dict(origin), env_loaded
         _REG.merged = None
+        _REG.generation += 1
 
 
 # ---------------------------------------------------------------------------------------------- custom files
 def _read_custom_file(path: Path, *, via_env: bool) -> dict[str, OpSchema]:
     where = f"{path}" + (f" (from ${ENV_CUSTOM_OPS})" if via_env else "")
     try:
-        text = path.read_text(encoding="utf-8")
+        raw = path.read_bytes()
     except OSError as exc:
         raise CustomOpError(f"{where}: cannot read custom op file ({exc.strerror or exc}); check the path") from exc
+    try:
+        text = raw.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        line = raw[: exc.start].count(b"\n") + 1
+        raise CustomOpError(f"{where}:{line}: not UTF-8 text ({exc.reason}); a custom op file is JSON") from None
     try:
         data = json.loads(text)
     except json.JSONDecodeError as exc:

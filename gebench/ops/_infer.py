@@ -15,6 +15,7 @@ Reshape`` chains of exported transformer models infer static shapes.
 
 from __future__ import annotations
 
+import heapq
 import logging
 from collections.abc import Callable, Iterable, Sequence
 from typing import Any
@@ -23,7 +24,7 @@ import numpy as np
 
 from gebench.ir import UNKNOWN_DIM, UNKNOWN_RANK, DataType, Format, Graph, Node, TensorDesc, TensorValue
 
-from ._catalogue import get_schema
+from ._catalogue import catalogue_generation, get_schema
 from ._schema import OpSchema
 from .errors import InferenceError
 
@@ -70,6 +71,7 @@ def register_infer(*op_types: str, replace: bool = False) -> Callable[[InferRule
                 raise ValueError(f"op {op!r} already has inference rule {old.__module__}.{old.__qualname__}; "
                                  "pass replace=True to swap it")
             _RULES[op] = rule
+        _rules_generation[0] += 1
         return rule
 
     return deco
@@ -370,25 +372,116 @@ def infer_node(graph: Graph, node: Node, *, values: dict[tuple[int, int], np.nda
         raise ctx.fail(str(exc)) from exc
 
 
+class InferenceState:
+    """What a whole-graph inference leaves on the graph (``Graph._inference``), so that the next one can redo
+    only what changed: the ids of nodes changed since (the graph adds them: new nodes, nodes whose inputs were
+    rewired, nodes touched for an in-place change), the values folded per ``(node id, output port)``, the
+    ``allow_unknown_ops`` it ran with and the rule/catalogue generation it saw."""
+
+    __slots__ = ("dirty", "values", "allow_unknown_ops", "key")
+
+    def __init__(self, values: dict[tuple[int, int], np.ndarray], allow_unknown_ops: bool,
+                 key: tuple[int, int]) -> None:
+        self.dirty: set[int] = set()
+        self.values = values
+        self.allow_unknown_ops = allow_unknown_ops
+        self.key = key
+
+    def copy(self) -> InferenceState:
+        """An independent state for a copy of the graph (the folded arrays are shared: nothing writes them)."""
+        clone = InferenceState(dict(self.values), self.allow_unknown_ops, self.key)
+        clone.dirty = set(self.dirty)
+        return clone
+
+
+def _state_key() -> tuple[int, int]:
+    """Changes when an inference rule or a custom-op declaration changes (results may then differ)."""
+    return _rules_generation[0], catalogue_generation()
+
+
+_rules_generation = [0]
+
+
 def infer_graph(graph: Graph, *, allow_unknown_ops: bool = False) -> None:
-    """Infer every node of ``graph`` in topological order (then its subgraphs). O(nodes · rank).
+    """Infer every node of ``graph`` in topological order (then its subgraphs).
+
+    The result is always that of inferring every node. Cost: O(nodes · rank) the first time; after that, when
+    the graph has no subgraphs and the rules and custom ops are the same, only the nodes changed since the last
+    call and the nodes downstream whose inputs changed as a result are inferred again, O(changed · log changed)
+    (the graph records what changed: :class:`InferenceState`).
 
     Args:
         allow_unknown_ops: keep the output descs of nodes whose op has no inference rule instead of raising.
 
     Raises:
-        InferenceError: a node cannot be inferred; the message names the node and the reason.
+        InferenceError: a node cannot be inferred; the message names the node and the reason. The next call
+            then infers the whole graph.
     """
     _load_rules()
+    key = _state_key()
+    state = graph._inference
+    if (state is not None and state.key == key and state.allow_unknown_ops == allow_unknown_ops
+            and not graph.subgraphs and graph.parent_graph is None):
+        _infer_changed(graph, state)
+        return
+    graph._inference = None
     values: dict[tuple[int, int], np.ndarray] = {}
     for node in graph.nodes():
-        if allow_unknown_ops and node.op_type not in _RULES:
-            _sync_inputs(graph, node)
-            _log.debug("no inference rule for %s node %s; outputs kept", node.op_type, node.name)
-            continue
-        infer_node(graph, node, values=values, allow_unknown_ops=allow_unknown_ops)
+        _infer_one(graph, node, values, allow_unknown_ops)
     for sub in graph.subgraphs.values():
         infer_graph(sub, allow_unknown_ops=allow_unknown_ops)
+    graph._inference = InferenceState(values, allow_unknown_ops, key)
+
+
+def _infer_one(graph: Graph, node: Node, values: dict[tuple[int, int], np.ndarray], allow_unknown_ops: bool) -> None:
+    if allow_unknown_ops and node.op_type not in _RULES:
+        _sync_inputs(graph, node)
+        _log.debug("no inference rule for %s node %s; outputs kept", node.op_type, node.name)
+        return
+    infer_node(graph, node, values=values, allow_unknown_ops=allow_unknown_ops)
+
+
+def _outputs_state(node: Node) -> list[tuple[Any, ...]]:
+    return [(d.dtype, d.shape, d.format, d.origin_format, d.origin_shape, d.origin_dtype) for d in node.outputs]
+
+
+def _same_value(a: np.ndarray | None, b: np.ndarray | None) -> bool:
+    if a is None or b is None:
+        return a is b
+    return a.dtype == b.dtype and a.shape == b.shape and bool(np.array_equal(a, b))
+
+
+def _infer_changed(graph: Graph, state: InferenceState) -> None:
+    """Infer the nodes ``state`` marks as changed, in topological order, then the consumers of each of them
+    (a changed node's outputs may differ from what its consumers last saw, even when inferring it gives what
+    is on it now: an output desc set by hand), and further down every consumer of a node whose outputs (descs
+    or folded values) came out different. A node whose inputs are as they were gives what it gave before, so
+    the graph ends as a whole inference would leave it."""
+    graph._inference = None  # nothing to record while inferring; stays None if a rule fails
+    nodes, pos, uses = graph._nodes, graph._pos, graph._uses
+    changed = {nid for nid in state.dirty if nid in nodes}
+    heap = [(pos[nid], nid) for nid in changed]
+    heapq.heapify(heap)
+    queued = set(changed)
+    values = state.values
+    allow_unknown_ops = state.allow_unknown_ops
+    while heap:
+        _, nid = heapq.heappop(heap)
+        node = nodes[nid]
+        before = _outputs_state(node)
+        old = [values.pop((nid, port), None) for port in range(len(node.outputs))]
+        _infer_one(graph, node, values, allow_unknown_ops)
+        if nid not in changed and _outputs_state(node) == before and all(
+                _same_value(v, values.get((nid, port))) for port, v in enumerate(old)):
+            continue
+        for port_uses in uses[nid]:
+            for dst, _ in port_uses:
+                if dst not in queued:
+                    queued.add(dst)
+                    heapq.heappush(heap, (pos[dst], dst))
+    state.dirty = set()
+    graph._inference = state
+    _log.debug("graph %s: inferred %d changed or affected nodes of %d", graph.name, len(queued), len(nodes))
 
 
 # ---------------------------------------------------------------------------------------------- structure ops
