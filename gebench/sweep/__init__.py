@@ -112,7 +112,7 @@ def sweep(models: str | os.PathLike[str] | Sequence[str | os.PathLike[str]], pas
             blow-up costs only that task. Off: tasks run in the worker process, faster for tiny models, and a
             crash kills the worker (Dask's KilledWorker, then one isolated re-run to confirm).
         tasks_per_process: with ``isolate``, how many tasks one task process runs before a fresh one is forked
-            (also after any failure, other custom ops, or 256 MiB of growth); 1: a fresh process per task.
+            (also after any failure, other custom ops, or 8 MiB of growth); 1: a fresh process per task.
         resume: continue the sweep in ``out``: tasks with a row are skipped (``retry_failed``: except those
             that did not finish their compile). ``overwrite``: start ``out`` afresh.
         baseline: a previous sweep (folder or result) to diff against; the diff is ``result.diff`` and shows

@@ -12,8 +12,9 @@ child process that has imported gebench once (about a second, plus a tiny warm-u
 
 A task process runs up to ``spec.tasks_per_process`` tasks one after another (then it exits and the next task
 gets a fresh fork), and is replaced early after any failure, when a task brings other custom ops (they register
-globally), or when it has grown by :data:`RECYCLE_GROWTH_MB`. Reusing it matters: the first task in a fresh
-fork pays the copy-on-write faults of touching the server's heap (about 30 ms), the next ones do not. Pass
+globally), or when it has grown by :data:`RECYCLE_GROWTH_MB`. Reusing it matters for small tasks: the first
+task in a fresh fork pays the copy-on-write faults of touching the server's heap (about 30 ms), the next ones do
+not; large tasks get a fresh process each, so the garbage they leave is never collected, only discarded. Pass
 files are loaded anew by every task, so tasks do not see each other's passes.
 
 ``peak_mem_mb`` of an isolated task is the task process's peak RSS during that task (Linux: ``VmHWM`` reset
@@ -52,8 +53,11 @@ _HEADER = struct.Struct(">Q")
 SERVER_START_TIMEOUT = 300.0
 #: Extra seconds the worker waits for a server's answer past the task timeout before it gives up on it.
 SERVER_GRACE = 60.0
-#: Grown this much (MiB of resident memory) since its fork, a task process is replaced after its task.
-RECYCLE_GROWTH_MB = 256.0
+#: Grown this much (MiB of resident memory) since its fork, a task process is replaced after its task. A task
+#: leaves its graph as cyclic garbage that only a full collection frees (costing about half the task's own
+#: time), while a fresh fork costs a few tens of milliseconds: so small tasks share a process, large ones
+#: (which leave more) get a fresh one each, and a task's peak stays that of the task alone.
+RECYCLE_GROWTH_MB = 8.0
 _MEMORY_POLL = 0.1
 _TAIL_BYTES = 2000
 
