@@ -13,7 +13,7 @@ from __future__ import annotations
 import dataclasses
 import logging
 import os
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from pathlib import Path
 from typing import Any
 
@@ -40,6 +40,7 @@ from ._onnx_common import (
     tensor_value_from_proto,
 )
 from ._onnx_fallback_anchors import fallback_anchor_names
+from ._onnx_source import read_model_file
 
 __all__ = ["load_onnx", "OnnxImportError", "UnsupportedOnnxOpError", "UnsupportedNode", "supported_onnx_ops",
            "produced_ge_types", "register_with_api"]
@@ -102,19 +103,31 @@ def load_onnx(
 
 
 def _load(model: Any, *, input_format: str, net_output: bool, base_dir: Any) -> ir.Graph:
-    source, proto = _read_model(model, base_dir)
-    fmt = _parse_format(input_format)
-    _check_model(proto, source)
-    proto = _normalise_opset(proto, source)
+    fast = None
+    if isinstance(model, (str, os.PathLike)) and Path(model).is_file():
+        # the file's weights become views of its bytes; None: the general path below reads it
+        fast = read_model_file(Path(model), str(Path(model)), _check_model)
+    values = None
+    if fast is not None:
+        source = str(Path(model))
+        fmt = _parse_format(input_format)
+        inferred = fast.proto
+        values = fast.value
+    else:
+        source, proto = _read_model(model, base_dir)
+        fmt = _parse_format(input_format)
+        _check_model(proto, source)
+        proto = _normalise_opset(proto, source)
+        try:
+            inferred = onnx.shape_inference.infer_shapes(proto)
+        except Exception as exc:  # inference is best effort; GE does not need it
+            _log.info("%s: ONNX shape inference failed (%s); descs come from gebench's inference", source, exc)
+            inferred = proto
+        del proto
     # Structural faults the checker lets through (dangling tensor names, bad attributes) are still reported,
     # naming the node.
-    try:
-        inferred = onnx.shape_inference.infer_shapes(proto)
-    except Exception as exc:  # inference is best effort; GE does not need it
-        _log.info("%s: ONNX shape inference failed (%s); descs come from gebench's inference", source, exc)
-        inferred = proto
     opsets = {("" if imp.domain in _DEFAULT_DOMAINS else imp.domain): int(imp.version) for imp in inferred.opset_import}
-    shared = _Shared(source, fmt, opsets)
+    shared = _Shared(source, fmt, opsets, values)
     name = inferred.graph.name or Path(source).stem or "graph"
     return _Importer(inferred.graph, shared, name).run_root(net_output=net_output)
 
@@ -203,8 +216,11 @@ def _normalise_opset(proto: onnx.ModelProto, source: str) -> onnx.ModelProto:
 class _Shared:
     """State shared by the root import and its subgraph imports."""
 
-    def __init__(self, source: str, data_format: ir.Format, opsets: dict[str, int]) -> None:
+    def __init__(self, source: str, data_format: ir.Format, opsets: dict[str, int],
+                 values: Callable[[int, onnx.TensorProto], ir.TensorValue] | None = None) -> None:
         self.source = source
+        #: value of the main graph's initializer ``i`` (views of the file's bytes), or None: from the proto
+        self.values = values
         self.data_format = data_format
         self.opsets = opsets
         self.partition_counter = 0
@@ -257,6 +273,18 @@ def _fresh(value: Any) -> Any:
 
 
 _PLACEHOLDER = ir.TensorDesc.placeholder()
+_DT_FLOAT, _DT_UNDEFINED = ir.DataType.DT_FLOAT, ir.DataType.DT_UNDEFINED
+_FORMAT_ND, _FORMAT_RESERVED = ir.Format.FORMAT_ND, ir.Format.FORMAT_RESERVED
+
+
+def _default_desc() -> ir.TensorDesc:
+    """``TensorDesc()`` (DT_FLOAT, scalar, ND) without the constructor's normalisation."""
+    return ir.trusted_desc(_DT_FLOAT, (), _FORMAT_ND, _FORMAT_ND, ())
+
+
+def _placeholder_desc() -> ir.TensorDesc:
+    """``TensorDesc.placeholder()`` (an unfed optional input) without the constructor's normalisation."""
+    return ir.trusted_desc(_DT_UNDEFINED, (), _FORMAT_RESERVED, _FORMAT_RESERVED, ())
 
 
 def _set_desc(dst: ir.TensorDesc, src: ir.TensorDesc) -> None:
@@ -267,7 +295,10 @@ def _set_desc(dst: ir.TensorDesc, src: ir.TensorDesc) -> None:
     dst.origin_format = src.origin_format
     dst.origin_shape = src.origin_shape
     dst.origin_dtype = src.origin_dtype
-    dst.attrs = {k: (list(v) if isinstance(v, list) else v) for k, v in src.attrs.items()} if src.attrs else {}
+    if src.attrs:
+        dst.attrs = {k: (list(v) if isinstance(v, list) else v) for k, v in src.attrs.items()}
+    elif dst.attrs:
+        dst.attrs = {}
 
 
 def _set_plain(dst: ir.TensorDesc, dtype: ir.DataType, shape: tuple[int, ...]) -> None:
@@ -278,7 +309,8 @@ def _set_plain(dst: ir.TensorDesc, dtype: ir.DataType, shape: tuple[int, ...]) -
     dst.origin_format = ir.Format.FORMAT_ND
     dst.origin_shape = shape
     dst.origin_dtype = None
-    dst.attrs = {}
+    if dst.attrs:
+        dst.attrs = {}
 
 
 class _Importer:
@@ -298,6 +330,11 @@ class _Importer:
         self.info: dict[str, tuple[ir.DataType, tuple[int, ...] | None]] = {}
         self.producers: dict[str, tuple[ir.Node, int]] = {}
         self.pending: list[Emitted] = []
+        #: while True, each converted node is wired and filled at once (its inputs are all produced already);
+        #: after the first forward reference nodes wait in ``pending`` for :meth:`_wire` and :meth:`_fill_descs`.
+        #: Only the main graph streams: it is in single static assignment form (``_check_model`` or the checker
+        #: refused it otherwise), so a producer seen once is final; a subgraph body may shadow an outer name.
+        self.streaming = parent is None
         self._used: set[str] | None = None
         self._values: dict[tuple[int, int], np.ndarray] = {}  # values folded by op inference, shared across nodes
 
@@ -347,14 +384,17 @@ class _Importer:
             self._node_counter += 1
             name = f"\x00node#{self._node_counter}"
         tmpl = self.shared.template(op_type, dynamic_inputs, dynamic_outputs, n_inputs, n_outputs)
-        full = {k: _fresh(v) for k, v in tmpl.defaults.items() if k not in attrs}
-        full.update(attrs)
-        node = self.graph.add_node(op_type, name=name, attrs=full, inputs=len(tmpl.in_names),
-                                   outputs=len(tmpl.out_names), input_names=tmpl.in_names,
-                                   output_names=tmpl.out_names)
+        if tmpl.defaults:
+            full = {k: _fresh(v) for k, v in tmpl.defaults.items() if k not in attrs}
+            full.update(attrs)
+        else:
+            full = dict(attrs)
+        inputs = [_default_desc() for _ in tmpl.in_names]
         for i in tmpl.optional_inputs:
-            _set_desc(node.inputs[i], _PLACEHOLDER)
-        return node
+            inputs[i] = _placeholder_desc()
+        # the template's anchor-name lists are shared by every node of this layout (never changed in place)
+        return self.graph.add_node_trusted(op_type, name, full, inputs, [_default_desc() for _ in tmpl.out_names],
+                                           tmpl.in_names, tmpl.out_names)
 
     def outer_scope_inputs(self, bodies: Iterable[onnx.GraphProto]) -> list[str]:
         found: dict[str, None] = {}
@@ -456,9 +496,13 @@ class _Importer:
             self.producers[tensor] = (node, 0)
 
     def _add_initializers(self, initializers: Iterable[onnx.TensorProto]) -> None:
-        ordered = sorted(initializers, key=lambda t: t.name)
-        for k, tensor in enumerate(ordered):
-            value = tensor_value_from_proto(tensor, where=self.source)
+        values = self.shared.values if self.parent is None else None
+        ordered = sorted(enumerate(initializers), key=lambda item: item[1].name)
+        for k, (index, tensor) in enumerate(ordered):
+            if values is not None:
+                value = values(index, tensor)
+            else:
+                value = tensor_value_from_proto(tensor, where=self.source)
             node = self._const_node(f"{tensor.name}_Initializer_{k}", value)
             self.producers[tensor.name] = (node, 0)
             self.static[tensor.name] = value.array
@@ -552,19 +596,54 @@ class _Importer:
             for em in emitted:
                 final.append(f"PartitionedCall_{ctx.name}_{em.suffix}_{self.shared.partition_counter}")
                 self.shared.partition_counter += 1
+        graph = self.graph
+        producers = self.producers
         for em, new_name in zip(emitted, final, strict=True):
-            if self.graph.find(new_name) is not None:
-                new_name = self.graph.fresh_name(new_name)
-            self.graph.rename(em.node, new_name)
+            if new_name in graph._by_name:
+                new_name = graph.fresh_name(new_name)
+            graph.rename(em.node, new_name)
             if expands:
                 em.node.attrs["_datadump_original_op_names"] = [ctx.name]
-            for port, tensor in enumerate(em.outputs):
+            port = 0
+            for tensor in em.outputs:
                 if tensor is not None:
-                    self.producers[tensor] = (em.node, port)
-        self.pending.extend(emitted)
+                    producers[tensor] = (em.node, port)
+                port += 1
+        if self.streaming:
+            for em in emitted:
+                for tensor in em.inputs:
+                    if tensor is not None and tensor not in producers:
+                        self.streaming = False  # a forward reference: the rest goes through _wire/_fill_descs
+                        break
+                else:
+                    continue
+                break
+        if not self.streaming:
+            self.pending.extend(emitted)
+            return
+        # Every input is produced already: wire and fill now (the same edges in the same order as _wire, and
+        # the nodes filled in a topological order, as _fill_descs does), and keep nothing for later.
+        for em in emitted:
+            node = em.node
+            port = 0
+            for tensor in em.inputs:
+                if tensor is not None:
+                    src, src_port = producers[tensor]
+                    graph.add_edge_trusted(src, src_port, node, port)
+                port += 1
+        if len(emitted) > 1:
+            emitted = sorted(emitted, key=lambda e: graph.position(e.node))
+        for em in emitted:
+            self._fill_node(em.node, em)
 
     # ---- edges and descs
     def _wire(self) -> None:
+        """Add the edges of the nodes left in ``pending`` (the whole graph after a forward reference), in
+        emission order, so every output's uses come out in that order.
+
+        Raises:
+            OnnxImportError: a node reads a tensor nothing produces.
+        """
         for em in self.pending:
             for port, tensor in enumerate(em.inputs):
                 if tensor is None:
@@ -577,32 +656,43 @@ class _Importer:
                 self.graph.add_edge(src[0], src[1], em.node, port)
 
     def _fill_descs(self) -> None:
-        graph = self.graph
+        """Fill the descs of the nodes left in ``pending``, in topological order (producers first)."""
+        if not self.pending:
+            return
         by_node = {em.node.id: em for em in self.pending}
-        for node in graph.nodes():
+        for node in self.graph.nodes():
             em = by_node.get(node.id)
-            if em is None:
-                continue  # Data / Const: already set
-            for port, prod in enumerate(graph.producers(node)):
-                if prod is not None:
-                    _set_desc(node.inputs[port], prod[0].outputs[prod[1]])
-            for port, fmt in em.input_formats.items():
-                if port < len(node.inputs) and not node.inputs[port].is_placeholder:
-                    node.inputs[port].format = fmt
-                    node.inputs[port].origin_format = fmt
-            if node.op_type != "Const":
-                known: dict[int, tuple[ir.DataType, tuple[int, ...]]] = {}
-                for port, tensor in enumerate(em.outputs):
-                    entry = None if tensor is None else self.info.get(tensor)
-                    if entry is not None and entry[1] is not None and entry[0] != ir.DataType.DT_UNDEFINED:
-                        known[port] = entry  # type: ignore[assignment]
-                if len(known) < len(node.outputs):
-                    self._infer(node)
-                for port, (dtype, shape) in known.items():
-                    _set_plain(node.outputs[port], dtype, shape)
-            for port, fmt in em.output_formats.items():
-                node.outputs[port].format = fmt
-                node.outputs[port].origin_format = fmt
+            if em is not None:  # Data / Const and streamed nodes: already set
+                self._fill_node(node, em)
+
+    def _fill_node(self, node: ir.Node, em: Emitted) -> None:
+        """Input descs from the producers (their outputs are final), then the output descs from ONNX inference, or
+        gebench's op inference where ONNX says nothing."""
+        port = 0
+        for prod in self.graph.producers(node):
+            if prod is not None:
+                _set_desc(node.inputs[port], prod[0].outputs[prod[1]])
+            port += 1
+        for port, fmt in em.input_formats.items():
+            if port < len(node.inputs) and not node.inputs[port].is_placeholder:
+                node.inputs[port].format = fmt
+                node.inputs[port].origin_format = fmt
+        if node.op_type != "Const":
+            known: dict[int, tuple[ir.DataType, tuple[int, ...]]] = {}
+            info = self.info
+            port = 0
+            for tensor in em.outputs:
+                entry = None if tensor is None else info.get(tensor)
+                if entry is not None and entry[1] is not None and entry[0] != _DT_UNDEFINED:
+                    known[port] = entry  # type: ignore[assignment]
+                port += 1
+            if len(known) < len(node.outputs):
+                self._infer(node)
+            for port, (dtype, shape) in known.items():
+                _set_plain(node.outputs[port], dtype, shape)
+        for port, fmt in em.output_formats.items():
+            node.outputs[port].format = fmt
+            node.outputs[port].origin_format = fmt
 
     def _infer(self, node: ir.Node) -> None:
         before = [d.copy() for d in node.outputs]
