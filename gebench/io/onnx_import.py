@@ -89,7 +89,7 @@ def load_onnx(
 
     Raises:
         OnnxImportError: the file is missing or not ONNX, ``onnx.checker`` rejects the model (two writers of one
-            tensor, a negative dimension, a bad attribute ...; see :func:`_check_model` for the two things
+            tensor, a negative dimension, a bad attribute ...; see :func:`_check_model` for the things
             accepted as GE's parser accepts them), a node is malformed or reads a tensor nothing produces, or the
             opset is below 8 or above 18 and cannot be converted to 18.
         UnsupportedOnnxOpError: some nodes have no GE mapping; the message lists all of them.
@@ -814,21 +814,28 @@ _SUPPORT_REASONS = ("No Op registered for ", "No opset import for domain")
 def _check_model(proto: onnx.ModelProto, source: str) -> None:
     """``onnx.checker.check_model``: a model it rejects is refused with its reason.
 
-    Two differences, where GE's parser accepts what the checker does not: a graph input, output or value_info
-    that leaves out its type, element type or shape (GE's parser and gebench infer them; the checker sees a copy
-    where they are filled in), and an op type the checker does not know (the op mapping decides, as in GE).
+    Three differences, where GE's parser accepts what the checker does not: a graph input, output or value_info
+    that leaves out its type, element type or shape (GE's parser and gebench infer them), an initializer that an
+    IR version 3 model does not also list as a graph input (a formality of that version; GE reads initializers
+    as such) -- the checker sees a copy where these are filled in -- and an op type the checker does not know
+    (the op mapping decides, as in GE).
 
     Raises:
         OnnxImportError: the checker's reason, after the file name.
     """
     checked = proto
-    if any(_is_partial(vi) for g in _graphs(proto.graph) for vi in (*g.input, *g.output, *g.value_info)):
+    old_ir = proto.ir_version < 4
+    if any(_is_partial(vi) for g in _graphs(proto.graph) for vi in (*g.input, *g.output, *g.value_info)) or (
+            old_ir and any(_unlisted_initializers(g) for g in _graphs(proto.graph))):
         checked = onnx.ModelProto()
         checked.CopyFrom(proto)
         for g in _graphs(checked.graph):
             for vi in (*g.input, *g.output, *g.value_info):
                 if _is_partial(vi):
                     _complete(vi)
+            if old_ir:
+                for t in _unlisted_initializers(g):
+                    g.input.append(onnx.helper.make_tensor_value_info(t.name, t.data_type, list(t.dims)))
     for g in _graphs(proto.graph):
         _check_single_assignment(g, source)
         for vi in (*g.input, *g.output, *g.value_info):
@@ -881,6 +888,11 @@ def _graphs(graph: onnx.GraphProto) -> Iterable[onnx.GraphProto]:
             elif attr.type == onnx.AttributeProto.GRAPHS:
                 for g in attr.graphs:
                     yield from _graphs(g)
+
+
+def _unlisted_initializers(graph: onnx.GraphProto) -> list[onnx.TensorProto]:
+    listed = {vi.name for vi in graph.input}
+    return [t for t in graph.initializer if t.name not in listed]
 
 
 def _is_partial(vi: onnx.ValueInfoProto) -> bool:
