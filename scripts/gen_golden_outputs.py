@@ -12,11 +12,23 @@ Usage::
 When to regenerate: only for an intended change of what gebench outputs (a GE fidelity fix, a new dump
 field, a changed example pass, model or notebook pass), in the same commit as that change, and say why in the
 commit message. Never regenerate to make a failing comparison pass: a difference after a change meant to
-keep behaviour is a bug in that change. The committed files were made from commit e11a530 (the code before
-the snapshot-journal, copy-on-write, import/dump and matcher speed work): a worktree of it
-(``git worktree add /tmp/gebench_base e11a530``) and
-``cd /tmp/gebench_base && PYTHONPATH=/tmp/gebench_base python <checkout>/scripts/gen_golden_outputs.py
---root <checkout> --out <checkout>/tests/golden``.
+keep behaviour is a bug in that change.
+
+The committed files were made from commit e11a530 (the code before the snapshot-journal, copy-on-write,
+import/dump, inference and matcher speed work) with the one intended output change made since applied on top:
+418ffd8 (ledger records of a pass that keeps a default hook name the pass class, ``<ROOT>/passes/x.py:13``, not
+gebench's ``ge/passes/base.py``). Its two conflicts with e11a530: in ``gebench/fusion/runtime.py`` keep
+e11a530's backup copy in ``_run_fusion_base_pass`` with 418ffd8's ``_hook_source(type(instance), "run")``; in
+``gebench/ge/graph/node.py`` keep e11a530's setters and call 418ffd8's ``_note_change(node, what)`` in each just
+before it changes the node::
+
+    git worktree add /tmp/gebench_base e11a530
+    cd /tmp/gebench_base && git cherry-pick -n 418ffd8      # then resolve the two conflicts as said
+    PYTHONPATH=/tmp/gebench_base python <checkout>/scripts/gen_golden_outputs.py --root <checkout> \
+        --out <checkout>/tests/golden
+    cd <checkout> && git worktree remove --force /tmp/gebench_base
+
+The script logs which gebench it imported (``gebench from ...``): check it is the worktree's.
 
 Cases (one folder each):
 

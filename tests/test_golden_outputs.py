@@ -1,6 +1,7 @@
 """The outputs of the bundled models, example passes and notebooks stay byte-identical.
 
-``scripts/gen_golden_outputs.py`` made ``tests/golden/`` from the code before the speed work (commit e11a530):
+``scripts/gen_golden_outputs.py`` made ``tests/golden/`` from the code before the speed work (commit e11a530,
+with the intended message change of 418ffd8; see the script's docstring):
 the final graph and every snapshot in the IR text form, the run's report with its ledger, the CLI's output,
 report and GE dump files, per case. Here the same script runs with the current code (in a fresh process, as
 when the files were made) and every file must have the same bytes. Regenerate the golden files only for an
