@@ -17,6 +17,7 @@ from typing import Any
 from . import ir
 from ._atomic import write_text_atomically
 from .fusion.runtime import DUMP_SUFFIXES, PRE_RUN_SUFFIX, Run, execute
+from .progress import ProgressCallback, accepts_progress, step
 
 __all__ = [
     "Run",
@@ -80,12 +81,14 @@ def _as_ir(value: Any, what: str) -> ir.Graph:
     raise TypeError(f"{what}: expected ir.Graph or ge.graph.Graph, got {type(value).__name__}")
 
 
-def load(path_or_graph: Any) -> ir.Graph:
+def load(path_or_graph: Any, *, progress: ProgressCallback | None = None) -> ir.Graph:
     """Return the IR graph for a graph object, a file, or IR text.
 
     Args:
         path_or_graph: ``ir.Graph`` (returned as is), ``ge.graph.Graph`` (its live IR graph), a path to a file
             (by suffix through the loader registry; the IR text form otherwise), or a string holding IR text.
+        progress: reading a file is reported as step ``"load <file name>"`` (:mod:`gebench.progress`), with
+            the loader's own counts when it takes a ``progress`` argument.
 
     Raises:
         FileNotFoundError: a path that does not exist.
@@ -110,10 +113,14 @@ def load(path_or_graph: Any) -> ir.Graph:
         _ensure_extensions()
         name = path.name.lower()
         try:
-            for suffix in sorted(_LOADERS, key=len, reverse=True):
-                if name.endswith(suffix):
-                    return _as_ir(_LOADERS[suffix](path), f"loader for {suffix}")
-            return ir.parse_text(path.read_text(encoding="utf-8"))
+            with step(progress, f"load {path.name}") as counts:
+                for suffix in sorted(_LOADERS, key=len, reverse=True):
+                    if name.endswith(suffix):
+                        loader = _LOADERS[suffix]
+                        if counts is not None and accepts_progress(loader):
+                            return _as_ir(loader(path, progress=counts), f"loader for {suffix}")
+                        return _as_ir(loader(path), f"loader for {suffix}")
+                return ir.parse_text(path.read_text(encoding="utf-8"))
         except (ir.TextFormError, ir.GraphError, UnicodeDecodeError) as exc:
             # the text form's errors give a line but no file: name it (a misnamed or damaged file, say)
             if str(path) in str(exc):
@@ -188,7 +195,7 @@ def compile(graph: Any, passes: Any = None, custom_ops: str | os.PathLike[str] |
             stages: Iterable[Any] | None = None, *, options: dict[str, str] | None = None, copy: bool = True,
             record_all: bool = True, run_after_load_error: bool = False, verify_rewrites: bool = False,
             snapshots: bool = True, verify: bool = False, fusion_switch: Any = None, ledger: bool = True,
-            hook_timeout: float | None = None) -> Run:
+            hook_timeout: float | None = None, progress: ProgressCallback | None = None) -> Run:
     """Compile ``graph`` through the custom-pass stages of GE with ``passes``.
 
     Args:
@@ -212,6 +219,8 @@ def compile(graph: Any, passes: Any = None, custom_ops: str | os.PathLike[str] |
             pass (the reason names the pass, the hook and the ``file:line`` where it was interrupted). None
             (default): no bound, as in GE. Interruption is exact on the main thread (a timer signal); in other
             threads it is checked per line of pass code (see ``gebench.fusion.runtime.execute``).
+        progress: called as ``progress(step, done, total)`` while the graph loads and compiles (steps of
+            :func:`load` and of ``gebench.fusion.runtime.execute``; :mod:`gebench.progress`).
 
     Returns:
         The :class:`Run`; GE's compile failures are its ``status``/``failure_reason``, never exceptions.
@@ -225,25 +234,30 @@ def compile(graph: Any, passes: Any = None, custom_ops: str | os.PathLike[str] |
         items = [custom_ops] if isinstance(custom_ops, (str, os.PathLike)) else list(custom_ops)
         for item in items:
             ops.load_custom_ops(item)
-    ir_graph = load(graph)
+    ir_graph = load(graph, progress=progress)
     # a graph loaded here from a file or text belongs to nobody else: the run works on it without a copy
     fresh = not (isinstance(graph, ir.Graph) or hasattr(graph, "_ir"))
     if copy and not fresh:
-        ir_graph = ir_graph.copy()
+        with step(progress, "copy graph"):
+            ir_graph = ir_graph.copy()
     descriptors, errors, _ = resolve_passes(passes)
     return execute(ir_graph, descriptors, stages=stages, options=options, record_all=record_all,
                    load_errors=errors, run_after_load_error=run_after_load_error, verify_rewrites=verify_rewrites,
                    snapshots=snapshots, verify=verify, fusion_switch=fusion_switch, ledger=ledger,
-                   hook_timeout=hook_timeout)
+                   hook_timeout=hook_timeout, progress=progress)
 
 
-def write_dumps(run: Run, dump_dir: str | os.PathLike[str]) -> list[Path]:
+def write_dumps(run: Run, dump_dir: str | os.PathLike[str], *,
+                progress: ProgressCallback | None = None) -> list[Path]:
     """Write one file per snapshot into ``dump_dir``.
 
     Registered dump writers (:func:`register_dump_writer`, e.g. GE's ge_proto/ge_onnx files from gebench.io)
     are used when present; otherwise each snapshot is written in the IR text form as
     ``ge_readable_<8-digit seq>_graph_0_<GE dump name>.txt``. Every file is written under a unique temporary name
     and renamed into place, so several processes may share ``dump_dir``.
+
+    ``progress`` sees step ``"dump"`` (one per writer, ``"dump i/n"``, when several are registered), with the
+    writer's own counts when it takes a ``progress`` argument, else per file written here.
 
     Raises:
         OSError: ``dump_dir`` cannot be created or written (the writers of gebench.io raise ``GeDumpError``).
@@ -253,18 +267,21 @@ def write_dumps(run: Run, dump_dir: str | os.PathLike[str]) -> list[Path]:
     _ensure_extensions()
     if _DUMP_WRITERS:
         written: list[Path] = []
-        for writer in _DUMP_WRITERS:
-            written.extend(writer(run, out_dir))
+        for i, writer in enumerate(_DUMP_WRITERS):
+            name = "dump" if len(_DUMP_WRITERS) == 1 else f"dump {i + 1}/{len(_DUMP_WRITERS)}"
+            with step(progress, name) as counts:
+                if counts is not None and accepts_progress(writer):
+                    written.extend(writer(run, out_dir, progress=counts))
+                else:
+                    written.extend(writer(run, out_dir))
         return written
-    order = [PRE_RUN_SUFFIX, *DUMP_SUFFIXES.values()]
+    order = [s for s in (PRE_RUN_SUFFIX, *DUMP_SUFFIXES.values()) if s in run.ir_snapshots]
     written = []
-    seq = 0
-    for suffix in order:
-        graph = run.ir_snapshots.get(suffix)
-        if graph is None:
-            continue
-        path = out_dir / f"ge_readable_{seq:08d}_graph_0_{suffix}.txt"
-        write_text_atomically(path, ir.to_text(graph))  # other processes may dump into the same folder
-        written.append(path)
-        seq += 1
+    with step(progress, "dump", len(order)) as counts:
+        for seq, suffix in enumerate(order):
+            path = out_dir / f"ge_readable_{seq:08d}_graph_0_{suffix}.txt"
+            write_text_atomically(path, ir.to_text(run.ir_snapshots[suffix]))  # others may dump here too
+            written.append(path)
+            if counts is not None:
+                counts(seq + 1, len(order))
     return written

@@ -18,6 +18,7 @@ from collections.abc import Callable, Sequence
 from typing import Any, TextIO
 
 from gebench._atomic import write_text_atomically
+from gebench.progress import ProgressCallback, step, terminal_progress
 
 __all__ = ["main", "register_command", "build_parser", "format_summary"]
 
@@ -107,7 +108,9 @@ def _setup_compile(parser: argparse.ArgumentParser) -> Callable[[argparse.Namesp
                         help="GE fusion switch JSON: Switch.GraphFusion.<pass>|ALL = on/off")
     parser.add_argument("--verify", action="store_true",
                         help="check every rewrite and pass numerically on the reference executor")
-    parser.add_argument("--quiet", action="store_true", help="print only the outcome line")
+    parser.add_argument("--quiet", action="store_true",
+                        help="print only the outcome line, and no progress bars (shown on a terminal's stderr for "
+                             "steps over a second; GEBENCH_PROGRESS_DELAY=SECONDS changes that)")
     parser.add_argument("--hook-timeout", type=_seconds, default=None, metavar="SECONDS",
                         help="fail a pass whose hook (meet_requirements, replacement, run, ...) runs longer than this; "
                              "off by default, as in GE")
@@ -244,6 +247,16 @@ def _check_compile_args(args: argparse.Namespace) -> None:
 
 
 def _run_compile(args: argparse.Namespace, out: TextIO | None = None) -> int:
+    """``gebench compile``, with progress bars on stderr when it is a terminal and ``--quiet`` is not given."""
+    progress = terminal_progress(quiet=args.quiet)
+    try:
+        return _compile_command(args, out, progress)
+    finally:
+        if progress is not None:
+            progress.close()
+
+
+def _compile_command(args: argparse.Namespace, out: TextIO | None, progress: ProgressCallback | None) -> int:
     from gebench import api, ops
     from gebench.fusion.runtime import disabled_by_fusion_switch
 
@@ -263,7 +276,7 @@ def _run_compile(args: argparse.Namespace, out: TextIO | None = None) -> int:
         return _usage(str(exc))
     try:
         run = api.compile(args.model, passes=args.passes, stages=args.stage, verify=args.verify,
-                          fusion_switch=args.fusion_switch_file, hook_timeout=args.hook_timeout)
+                          fusion_switch=args.fusion_switch_file, hook_timeout=args.hook_timeout, progress=progress)
     except (FileNotFoundError, TypeError, ValueError, OSError) as exc:
         return _usage(f"cannot read the model {args.model}: {exc}")
     text = format_summary(run)
@@ -272,24 +285,28 @@ def _run_compile(args: argparse.Namespace, out: TextIO | None = None) -> int:
     print(text, file=out)
     try:
         if args.dump_dir:
-            for path in api.write_dumps(run, args.dump_dir):
+            for path in api.write_dumps(run, args.dump_dir, progress=progress):
                 print(f"  dump: {path}", file=out)
         elif os.environ.get("DUMP_GE_GRAPH"):
-            for path in _env_dumps(run):
+            with step(progress, "dump"):
+                written = _env_dumps(run)
+            for path in written:
                 print(f"  dump: {path}", file=out)
     except (OSError, ValueError) as exc:  # GeDumpError is a ValueError
         where = f"--dump-dir {args.dump_dir}" if args.dump_dir else "DUMP_GE_GRAPH"
         return _usage(f"{where}: the dumps could not be written: {exc}")
     verify_report = None
     if args.verify and run.status == "SUCCESS":
-        verify_report = run.verify()
+        with step(progress, "verify"):
+            verify_report = run.verify()
         print(verify_report.summary(), file=out)
     if args.report:
         data = run.report()
         if verify_report is not None:
             data["verify"] = verify_report.to_dict()
         try:
-            write_text_atomically(args.report, json.dumps(data, indent=1, default=str))
+            with step(progress, "report"):
+                write_text_atomically(args.report, json.dumps(data, indent=1, default=str))
         except OSError as exc:
             return _usage(f"--report {args.report}: cannot write the report ({exc.strerror or exc}); choose "
                           "another path")

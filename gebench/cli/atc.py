@@ -24,6 +24,7 @@ from pathlib import Path
 from typing import Any, TextIO
 
 from gebench.exec.backends import FRAMEWORKS, cann_missing_message, find_atc, run_atc
+from gebench.progress import ProgressCallback, step, terminal_progress
 
 __all__ = ["ATC_FLAGS", "setup_atc", "run_atc_command", "register"]
 
@@ -92,10 +93,17 @@ def run_atc_command(args: argparse.Namespace, *, out: TextIO | None = None, err:
         out.write(result.stdout)
         err.write(result.stderr)
         return result.returncode
-    return _emulate(args, out=out, err=err, env=env)
+    # progress bars on a terminal's stderr, as ``gebench compile`` draws them; ``--log=null`` silences them
+    progress = terminal_progress(quiet=level == "null", stream=err)
+    try:
+        return _emulate(args, out=out, err=err, env=env, progress=progress)
+    finally:
+        if progress is not None:
+            progress.close()
 
 
-def _emulate(args: argparse.Namespace, *, out: TextIO, err: TextIO, env: Mapping[str, str]) -> int:
+def _emulate(args: argparse.Namespace, *, out: TextIO, err: TextIO, env: Mapping[str, str],
+             progress: ProgressCallback | None = None) -> int:
     from gebench import api
     from gebench.cli import format_summary
     from gebench.io import GeDumpError, load_air, load_onnx, save_air, write_dumps_from_env
@@ -129,21 +137,26 @@ def _emulate(args: argparse.Namespace, *, out: TextIO, err: TextIO, env: Mapping
               "choose another --output", file=err)
         return EXIT_USAGE
     try:
-        graph = load_onnx(model) if framework == 5 else load_air(model)
+        with step(progress, f"load {model.name}"):
+            graph = load_onnx(model) if framework == 5 else load_air(model)
     except (OSError, ValueError) as exc:
         print(f"gebench atc: cannot read --model={model}: {exc}", file=err)
         return EXIT_USAGE
-    run = api.compile(graph, passes=None, copy=False, options={"ge.socVersion": args.atc_soc_version})
+    run = api.compile(graph, passes=None, copy=False, options={"ge.socVersion": args.atc_soc_version},
+                      progress=progress)
     print(format_summary(run), file=out)
     settings = dump_settings_from_env(env)
     try:
-        for path in write_dumps_from_env(_in_stage_order(run.ir_snapshots), settings=settings):
+        with step(progress, "dump"):
+            written = write_dumps_from_env(_in_stage_order(run.ir_snapshots), settings=settings)
+        for path in written:
             print(f"  dump: {path}", file=out)
         if run.status != "SUCCESS":
             print("gebench atc: ATC run failed (the passes failed the compile, as GE would); no model written",
                   file=err)
             return EXIT_FAILED
-        air = save_air(run.ir_graph, air_path)
+        with step(progress, "save AIR"):
+            air = save_air(run.ir_graph, air_path)
     except GeDumpError as exc:
         print(f"gebench atc: {exc}", file=err)
         # a file that cannot be written is a bad path (2); a graph GE cannot store fails the build (1)

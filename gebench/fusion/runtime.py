@@ -36,6 +36,8 @@ from gebench.ge.passes.registry import (
     PASS_KIND_PATTERN_FUSION,
     PassDescriptor,
 )
+from gebench.progress import ProgressCallback
+from gebench.progress import step as progress_step
 
 __all__ = [
     "DUMP_SUFFIXES",
@@ -354,6 +356,9 @@ class _RunState:
     verify_rewrites: bool = False
     check_numerics: bool = False
     ledger_on: bool = True
+    progress: ProgressCallback | None = None
+    units_done: int = 0  # stages (and the inference) done, of units_total, for progress
+    units_total: int = 1
 
 
 class Run:
@@ -513,7 +518,7 @@ def execute(graph: ir.Graph, descriptors: Sequence[PassDescriptor], *, stages: I
             load_errors: Sequence[Any] = (), run_after_load_error: bool = False,
             verify_rewrites: bool = False, snapshots: bool = True, verify: bool = False,
             fusion_switch: Any = None, ledger: bool = True, pre_run_snapshot: ir.Graph | None = None,
-            hook_timeout: float | None = None) -> Run:
+            hook_timeout: float | None = None, progress: ProgressCallback | None = None) -> Run:
     """Run ``descriptors`` over ``graph`` (mutated in place) through GE's custom-pass stages.
 
     Args:
@@ -542,6 +547,9 @@ def execute(graph: ir.Graph, descriptors: Sequence[PassDescriptor], *, stages: I
             ``replacement``, ``run``) may take; one that runs longer is interrupted and fails its pass, with the
             pass, the hook and the ``file:line`` where it was interrupted in the reason. None (default): no bound,
             as in GE. See :func:`gebench.fusion._guard.hook_timeout` for how it interrupts and its limits.
+        progress: called as ``progress(step, done, total)`` (:mod:`gebench.progress`): step ``"compile"``
+            counts the stages run (and the inference), ``"InferShape"`` the inference, and
+            ``"<stage> <pass name>"`` a pattern's candidates visited, every :data:`PROGRESS_EVERY` of them.
 
     Cost: the collector stays as the caller set it. Pausing it for the run was measured slower: a run changes a
     small part of a large graph, and one pass over everything it made, cold, at the end cost more (20 ms of a
@@ -560,16 +568,18 @@ def execute(graph: ir.Graph, descriptors: Sequence[PassDescriptor], *, stages: I
                         infer_shapes=infer_shapes, load_errors=load_errors,
                         run_after_load_error=run_after_load_error, verify_rewrites=verify_rewrites,
                         keep_snapshots=snapshots, verify=verify, fusion_switch=fusion_switch,
-                        ledger_on=ledger, pre_run_snapshot=pre_run_snapshot)
+                        ledger_on=ledger, pre_run_snapshot=pre_run_snapshot, progress=progress)
 
 
 def _execute(graph: ir.Graph, descriptors: Sequence[PassDescriptor], *, stages: Iterable[Any] | None,
              options: dict[str, str] | None, record_all: bool, infer_shapes: bool, load_errors: Sequence[Any],
              run_after_load_error: bool, verify_rewrites: bool, keep_snapshots: bool, verify: bool,
-             fusion_switch: Any, ledger_on: bool, pre_run_snapshot: ir.Graph | None) -> Run:
+             fusion_switch: Any, ledger_on: bool, pre_run_snapshot: ir.Graph | None,
+             progress: ProgressCallback | None = None) -> Run:
     ledger = _ledger_module().Ledger()
     state = _RunState(ledger=ledger, record_all=record_all, options=dict(options or {}), graph=graph,
-                      verify_rewrites=verify_rewrites, check_numerics=verify, ledger_on=ledger_on)
+                      verify_rewrites=verify_rewrites, check_numerics=verify, ledger_on=ledger_on,
+                      progress=progress)
     run_lints = ledger if ledger_on else None
     snapshots = SnapshotMap()
     last_snapshot: list[ir.Graph | ir.GraphJournal | None] = [None]
@@ -584,6 +594,7 @@ def _execute(graph: ir.Graph, descriptors: Sequence[PassDescriptor], *, stages: 
     descriptors = list(descriptors)
 
     def finish(status: str, failed_pass: str | None, failed_stage: str | None, reason: str) -> Run:
+        _unit_done(state, finished=True)
         return Run(graph=state.graph, snapshots=snapshots, ledger=ledger, status=status, failed_pass=failed_pass,
                    failed_stage=failed_stage, failure_reason=reason, load_errors=list(load_errors),
                    passes=descriptors, pass_results=results, partial_graph=state.partial_graph)
@@ -612,17 +623,23 @@ def _execute(graph: ir.Graph, descriptors: Sequence[PassDescriptor], *, stages: 
             continue
         if _validate_descriptor(desc) is None:
             by_stage[desc.stage.value].append(desc)
+    if progress is not None:
+        state.units_total = max(1, len(wanted) + bool(infer_shapes and any(s in wanted for s in STAGE_ORDER[1:])))
+        progress("compile", 0, state.units_total)
     for stage in STAGE_ORDER:
         if stage == "AfterInferShape" and infer_shapes and ("AfterInferShape" in wanted or any(
                 s in wanted for s in STAGE_ORDER[2:])):
             last_snapshot[0] = None
-            problem = _infer(state)
+            with progress_step(progress, "InferShape"):
+                problem = _infer(state)
+            _unit_done(state)
             if problem:
                 return finish("FAILED", None, "InferShape", problem)
         if stage not in wanted:
             continue
         stage_passes = sorted(by_stage[stage], key=_sort_key)
         failure = _run_stage(state, stage, stage_passes, results)
+        _unit_done(state)
         if failure is not None:
             return finish("FAILED", failure[0], stage, failure[1])
         if keep_snapshots:
@@ -632,6 +649,37 @@ def _execute(graph: ir.Graph, descriptors: Sequence[PassDescriptor], *, stages: 
     if load_failure:
         return finish("FAILED", None, None, load_failure)
     return finish("SUCCESS", None, None, "")
+
+
+def _unit_done(state: _RunState, *, finished: bool = False) -> None:
+    """Progress: one more stage (or the inference) of the run done; ``finished``: the run ends here."""
+    if state.progress is None or state.units_done >= state.units_total:
+        return
+    state.units_done = state.units_total if finished else state.units_done + 1
+    state.progress("compile", state.units_done, state.units_total)
+
+
+#: A pattern's progress is reported every this many candidates visited.
+PROGRESS_EVERY = 256
+
+
+def _candidates_progress(state: _RunState, rec: _Recorder, total: int) -> Any:
+    """Progress of one pattern over its ``total`` initial candidates: ``tick()`` after each match reports the
+    anchors seen so far (every :data:`PROGRESS_EVERY`), ``tick(True)`` the end. None without progress."""
+    progress = state.progress
+    if progress is None or total <= 0:
+        return None
+    name = f"{rec.stage} {rec.desc.pass_name}"
+    last = [0]
+    progress(name, 0, total)
+
+    def tick(end: bool = False) -> None:
+        done = total if end else min(len(rec.seen_anchors), total - 1)
+        if end or done - last[0] >= PROGRESS_EVERY:
+            last[0] = done
+            progress(name, done, total)
+
+    return tick
 
 
 def disabled_by_fusion_switch(switch: Any, pass_names: Sequence[str]) -> set[str]:
@@ -913,12 +961,15 @@ def _run_pattern_pass(state: _RunState, rec: _Recorder, instance: Any, config: A
         rec.seen_anchors = set()
         rewrites = 0
         limit = LOOP_LIMIT_BASE + 4 * len(graph)
+        tick = _candidates_progress(state, rec, len(initial))
         while True:
             match = matcher.next()
             if match is None:
                 break
             anchor = match.bindings[anchor_pid][0]
             rec.seen_anchors.add(anchor.id)
+            if tick is not None:
+                tick()
             outcome = _handle_match(state, rec, instance, match, graph, context, session)
             if outcome is not None:
                 changed = True
@@ -933,6 +984,8 @@ def _run_pattern_pass(state: _RunState, rec: _Recorder, instance: Any, config: A
                 for rid in outcome.removed:
                     if rid in initial and order.get(rid, -1) > cutoff and rid not in rec.seen_anchors:
                         lost.add(rid)
+        if tick is not None:
+            tick(True)
         for rid in sorted(lost, key=order.__getitem__):
             node = initial[rid]
             rec.add("LOST_TO_OVERLAP",
