@@ -52,6 +52,8 @@ CountCallback = Callable[[int, int], None]
 DELAY_ENV = "GEBENCH_PROGRESS_DELAY"
 #: A step shorter than this many seconds shows no bar.
 DEFAULT_DELAY = 1.0
+#: tqdm's own delay while a bar is made (it draws nothing then; :class:`TqdmProgress` draws it right after).
+_NOT_NOW = 1e9
 #: What a bar shows: the step, its share done, ``done/total`` and the time it has run (no rate: the units of
 #: different steps are not alike).
 BAR_FORMAT = "{desc}: {percentage:3.0f}%|{bar}| {n_fmt}/{total_fmt} [{elapsed}]"
@@ -178,9 +180,12 @@ class TqdmProgress:
         sized = min(_terminal_size(stream)) > 0
         state.bar = tqdm(total=state.total, initial=state.done, desc=state.name, file=stream, leave=False,
                          dynamic_ncols=sized, ncols=None if sized else 80, nrows=None if sized else 24,
-                         mininterval=0, miniters=1, bar_format=BAR_FORMAT)
-        state.bar.start_t = state.bar.last_print_t = state.bar._time() - (time.monotonic() - state.started)
-        state.bar.refresh()
+                         mininterval=0, miniters=1, bar_format=BAR_FORMAT, delay=_NOT_NOW)
+        # drawn first here, with the time the step has run so far (tqdm would draw once at 00:00 on creation)
+        bar = state.bar
+        bar.delay = 0
+        bar.start_t = bar.last_print_t = bar._time() - (time.monotonic() - state.started)
+        bar.refresh()
 
     @staticmethod
     def _update_bar(state: _Step) -> None:
