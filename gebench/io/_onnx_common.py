@@ -167,9 +167,16 @@ def attributes(node: onnx.NodeProto) -> dict[str, Any]:
 
 
 # --------------------------------------------------------------------------- emitted nodes
-@dataclasses.dataclass
+#: The formats of an emitted node that sets none (shared; never changed in place).
+_NO_FORMATS: dict[int, ir.Format] = {}
+
+
+@dataclasses.dataclass(slots=True)
 class Emitted:
-    """A GE node created for one ONNX node, with its pending wiring (tensor names per anchor)."""
+    """A GE node created for one ONNX node, with its pending wiring (tensor names per anchor).
+
+    ``input_formats``/``output_formats`` are read only (nodes without formats share one empty dict).
+    """
 
     node: ir.Node
     inputs: list[str | None]
@@ -257,8 +264,11 @@ class OpContext:
     ) -> ir.Node:
         """Create a GE node fed by ``inputs`` (tensor names in anchor order, None = unfed) and producing
         ``outputs`` (tensor names in output-anchor order, None = unused)."""
+        # The first node takes the ONNX node's name when it is free (the name it keeps when it stays alone);
+        # the driver renames nodes after the converter returns (GE's expansion names, or a fresh name).
+        name = self.name if not self.emitted and self._driver.graph.find(self.name) is None else None
         node = self._driver.make_node(op_type, attrs or {}, dynamic_inputs, dynamic_outputs,
-                                      n_inputs=len(inputs), n_outputs=len(outputs))
+                                      n_inputs=len(inputs), n_outputs=len(outputs), name=name)
         if len(inputs) > len(node.inputs) or len(outputs) > len(node.outputs):
             raise RuntimeError(
                 f"converter for {self.op_type} gave {len(inputs)} inputs/{len(outputs)} outputs to {op_type}, "
@@ -266,8 +276,9 @@ class OpContext:
             )
         ins = list(inputs) + [None] * (len(node.inputs) - len(inputs))
         outs = list(outputs) + [None] * (len(node.outputs) - len(outputs))
-        self.emitted.append(Emitted(node, ins, outs, suffix or op_type, dict(input_formats or {}),
-                                    dict(output_formats or {})))
+        self.emitted.append(Emitted(node, ins, outs, suffix or op_type,
+                                    dict(input_formats) if input_formats else _NO_FORMATS,
+                                    dict(output_formats) if output_formats else _NO_FORMATS))
         return node
 
     def outer_scope_inputs(self, bodies: Sequence[onnx.GraphProto]) -> list[str]:

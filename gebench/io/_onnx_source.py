@@ -30,6 +30,8 @@ results and errors as before (just without these savings).
 from __future__ import annotations
 
 import bisect
+import ctypes
+import ctypes.util
 import dataclasses
 import logging
 import mmap
@@ -48,7 +50,7 @@ from gebench import ir
 
 from ._onnx_common import MAX_OPSET, MIN_OPSET, onnx_to_ge_dtype, tensor_value_from_proto
 
-__all__ = ["ModelFile", "read_model_file", "STRIP_BYTES"]
+__all__ = ["ModelFile", "read_model_file", "release_free_heap", "STRIP_BYTES"]
 
 _log = logging.getLogger(__name__)
 
@@ -348,6 +350,28 @@ class ModelFile:
         return tensor_value_from_proto(tensor, where=self._source)
 
 
+def _malloc_trim() -> Callable[[int], int] | None:
+    try:
+        return ctypes.CDLL(ctypes.util.find_library("c") or "libc.so.6").malloc_trim  # type: ignore[no-any-return]
+    except (OSError, AttributeError, TypeError):
+        return None  # not glibc
+
+
+_MALLOC_TRIM = _malloc_trim() if sys.platform.startswith("linux") else None
+
+
+def release_free_heap() -> None:
+    """Give the C heap's free memory back to the operating system (glibc's ``malloc_trim``; nothing elsewhere).
+
+    ONNX's checker and shape inference parse and serialise the whole model in C++ and free it again, but glibc
+    keeps freed heap memory for later ``malloc`` calls, which Python's small objects (allocated from their own
+    mapped arenas) never make: without this, those copies stay in the process's resident memory for as long as
+    it lives. Cost: one walk over the heap's free chunks (milliseconds).
+    """
+    if _MALLOC_TRIM is not None:
+        _MALLOC_TRIM(0)
+
+
 _new_object = object.__new__
 _set_field = object.__setattr__
 _FORMAT_ND = ir.Format.FORMAT_ND
@@ -400,6 +424,7 @@ def _read(path: Path, source: str, check: Callable[[onnx.ModelProto, str], None]
         checked = True
     except _c_checker.ValidationError:
         checked = False  # maybe only partial value infos; decided below on the parsed model
+    release_free_heap()  # the checker's parse of the whole file
     data = path.read_bytes()
     graph_tag, graph_start, graph_end, functions = _model_fields(data)
     inits = _graph_initializers(data, graph_start, graph_end)
@@ -455,6 +480,7 @@ def _read(path: Path, source: str, check: Callable[[onnx.ModelProto, str], None]
     try:
         inferred = onnx.shape_inference.infer_shapes(skeleton)
         ok = True
+        release_free_heap()  # inference's parse and serialisation
     except Exception as exc:  # inference is best effort; GE does not need it
         _log.info("%s: ONNX shape inference failed (%s); descs come from gebench's inference", source, exc)
         inferred = onnx.ModelProto.FromString(skeleton)
@@ -483,10 +509,9 @@ def _may_hold_negative_dims(data: bytes, inits: list[_Initializer], big: list[in
     regions.append((cur, len(data)))
     for lo, hi in regions:
         for match in _NEGATIVE_FIELD1.finditer(data, lo, hi):
-            pos = match.start()
-            k = bisect.bisect_right(starts, pos) - 1
-            if k >= 0 and pos < spans[k][1]:
-                continue  # inside a tensor's raw data
+            k = bisect.bisect_left(starts, match.end()) - 1  # the last raw data starting inside or before the match
+            if k >= 0 and spans[k][1] > match.start():
+                continue  # overlaps a tensor's raw data: a real dimension never does
             if match.group() != _MINUS_ONE_FIELD1:
                 return True
     return False

@@ -228,6 +228,7 @@ class _Shared:
         self.subgraphs: list[tuple[ir.Node, ir.Graph]] = []
         self.custom = set(ops.custom_op_types())
         self._templates: dict[tuple, _Template] = {}
+        self._converters: dict[tuple[str, str], tuple[Any, int]] = {}
 
     def template(self, op_type: str, dynamic_inputs: dict[str, int] | None, dynamic_outputs: dict[str, int] | None,
                  n_inputs: int, n_outputs: int) -> _Template:
@@ -249,9 +250,19 @@ class _Shared:
                                                             dynamic_outputs)
                 optional = tuple(range(len(in_names)))
             defaults = ops.with_defaults(schema) if schema is not None else {}
-            tmpl = _Template(schema, list(in_names), list(out_names), optional, defaults)
+            mutable = tuple(k for k, v in defaults.items() if _fresh(v) is not v)
+            tmpl = _Template(schema, list(in_names), list(out_names), optional, defaults, mutable)
             self._templates[key] = tmpl
         return tmpl
+
+    def converter(self, domain: str, op_type: str) -> tuple[Any, int]:
+        """(converter entry or None, opset) for an op type of ``domain``, looked up once per import."""
+        key = (domain, op_type)
+        found = self._converters.get(key)
+        if found is None:
+            opset = self.opsets.get(domain, 1)
+            found = self._converters[key] = (find_converter(domain, op_type, opset), opset)
+        return found
 
 
 @dataclasses.dataclass(frozen=True)
@@ -261,6 +272,8 @@ class _Template:
     out_names: list[str]
     optional_inputs: tuple[int, ...]
     defaults: dict[str, Any]
+    #: defaults whose values are mutable (each node gets a copy); the others are shared
+    mutable_defaults: tuple[str, ...] = ()
 
 
 def _fresh(value: Any) -> Any:
@@ -384,11 +397,17 @@ class _Importer:
             self._node_counter += 1
             name = f"\x00node#{self._node_counter}"
         tmpl = self.shared.template(op_type, dynamic_inputs, dynamic_outputs, n_inputs, n_outputs)
-        if tmpl.defaults:
-            full = {k: _fresh(v) for k, v in tmpl.defaults.items() if k not in attrs}
+        defaults = tmpl.defaults
+        if not defaults:
+            full = dict(attrs)
+        elif attrs and not defaults.keys().isdisjoint(attrs):
+            full = {k: _fresh(v) for k, v in defaults.items() if k not in attrs}  # overridden ones go last
             full.update(attrs)
         else:
-            full = dict(attrs)
+            full = defaults.copy()
+            for k in tmpl.mutable_defaults:
+                full[k] = _fresh(full[k])
+            full.update(attrs)
         inputs = [_default_desc() for _ in tmpl.in_names]
         for i in tmpl.optional_inputs:
             inputs[i] = _placeholder_desc()
@@ -457,12 +476,21 @@ class _Importer:
 
     # ---- value info
     def _collect_info(self, g: onnx.GraphProto) -> None:
-        for vi in [*g.input, *g.value_info, *g.output]:
-            parsed = _value_info(vi)
-            if parsed is not None:
-                self.info[vi.name] = parsed
+        """dtype and shape of every tensor ONNX (after its inference) knows. Types repeat: each distinct
+        serialized TypeProto is parsed once, and equal types share one (dtype, shape) tuple."""
+        info = self.info
+        parsed_types: dict[bytes, tuple[ir.DataType, tuple[int, ...] | None] | None] = {}
+        for infos in (g.input, g.value_info, g.output):
+            for vi in infos:
+                key = vi.type.SerializeToString()
+                try:
+                    parsed = parsed_types[key]
+                except KeyError:
+                    parsed = parsed_types[key] = _value_info(vi)
+                if parsed is not None:
+                    info[vi.name] = parsed
         for t in g.initializer:
-            self.info[t.name] = (onnx_to_ge_dtype(t.data_type), tuple(int(d) for d in t.dims))
+            info[t.name] = (onnx_to_ge_dtype(t.data_type), tuple(t.dims))
 
     # ---- graph inputs and constants
     def _add_data_nodes(self, inputs: Iterable[onnx.ValueInfoProto]) -> None:
@@ -547,8 +575,7 @@ class _Importer:
 
     def _convert(self, onnx_node: onnx.NodeProto, name: str) -> UnsupportedNode | None:
         domain = "" if onnx_node.domain in _DEFAULT_DOMAINS else onnx_node.domain
-        opset = self.shared.opsets.get(domain, 1)
-        entry = find_converter(domain, onnx_node.op_type, opset)
+        entry, opset = self.shared.converter(domain, onnx_node.op_type)
         ctx = OpContext(self, onnx_node, name, opset)
         if entry is None:
             if onnx_node.op_type in self.shared.custom:
@@ -599,9 +626,12 @@ class _Importer:
         graph = self.graph
         producers = self.producers
         for em, new_name in zip(emitted, final, strict=True):
-            if new_name in graph._by_name:
-                new_name = graph.fresh_name(new_name)
-            graph.rename(em.node, new_name)
+            if em.node._name == new_name:
+                pass  # named so by emit (see OpContext.emit)
+            else:
+                if graph.find(new_name) is not None:
+                    new_name = graph.fresh_name(new_name)
+                graph.rename(em.node, new_name)
             if expands:
                 em.node.attrs["_datadump_original_op_names"] = [ctx.name]
             port = 0
