@@ -130,3 +130,56 @@ def test_ledger_switch_and_loaded_graph_snapshot(synthetic, tmp_path):
     run = gebench.compile(graph, passes=[pass_file], stages=["BeforeInferShape"])
     assert run.ir_snapshots["PreRunBegin"] is not graph and run.ir_graph is not graph
     assert ir.to_text(run.ir_snapshots["PreRunBegin"]) == ir.to_text(graph)
+
+
+def test_bench_scale_prints_tables_ratios_and_equal_rewrites(capsys):
+    """Every section at a few hundred nodes, steps in this interpreter (the process step has its own test)."""
+    bench = _load("bench_scale")
+    assert bench.main(["--sizes", "300", "--shared", "150", "--rounds", "1", "--in-process", "--skip", "process"]) == 0
+    text = capsys.readouterr().out
+    for label, sites in (("transformer 300", 96), ("shared Const x150", 150)):
+        m = re.search(rf"### {re.escape(label)}: \d+ ONNX nodes .*, (\d+) sites\n"
+                      r"rewrites: gebench (\d+), onnxscript (\d+), expected (\d+): equal", text)
+        assert m is not None, text
+        assert {int(g) for g in m.groups()} == {sites}, m.group(0)
+    assert text.count("| step ") >= 4, text  # two model tables, the dump table, the workbench table
+    for name, limit in (("load time", "1.2"), ("load peak RSS", "1.3"), ("compile time", "1"),
+                        ("load\\+compile peak RSS", "1.5")):
+        assert len(re.findall(rf"ratio gebench/peer {name} = \d+\.\d\d \(median of 1 same-round ratios: \d+\.\d\d; "
+                              rf"target <= {re.escape(limit)}: (met|NOT met)\)", text)) == 2, (name, text)
+    for step in ("write", "read"):
+        assert re.search(rf"ratio gebench/onnx_ir dump {step} speed = \d+\.\d\d \(median of same-round ratios: "
+                         rf"\d+\.\d\d; target >= 0\.5: (met|NOT met)\)", text), text
+    for step in ("first view", "focused candidate", "switch"):
+        assert re.search(rf"\| {step} +\| \d+\.\d+ s ", text), (step, text)
+    assert re.search(r"parts of compile\(\) \(instrumented run, cpu; total [\d.]+ s, headline median [\d.]+ s\): "
+                     r"pass loading [\d.]+ s", text), text
+    assert re.search(r"per-node growth: compile\(\) cpu per node", text) is None  # one transformer size only
+    m = re.search(r"(\d+) of (\d+) targets met", text)
+    assert m is not None and int(m.group(2)) == 13, text
+
+
+def test_bench_scale_process_step_runs_both_processes(capsys):
+    """``gebench compile --dump-dir`` and the onnxscript load+apply+save script, as processes, same rewrites."""
+    bench = _load("bench_scale")
+    assert bench.main(["--sizes", "250", "--shared", "0", "--rounds", "1", "--in-process",
+                       "--skip", "dumps,viz,parts"]) == 0
+    text = capsys.readouterr().out
+    assert re.search(r"rewrites: gebench 78, onnxscript 78, gebench process 78, onnxscript process 78, "
+                     r"expected 78: equal", text), text
+    assert re.search(r"ratio gebench/peer process = \d+\.\d\d cpu, \d+\.\d\d wall "
+                     r"\(rounds: \d+\.\d\d; 1 round\(s\); no target\)", text), text
+    assert re.search(r"parts of the gebench compile process \(cpu; total [\d.]+ s, \d+ MB of dumps written\): "
+                     r"interpreter start \+ exit [\d.]+ s", text), text
+
+
+def test_bench_scale_models_count_what_the_rules_rewrite():
+    make = _load("_make_model")
+    model = make.make(3, 8)
+    assert len(model.graph.node) == 3 * make.NODES_PER_LAYER == 57
+    assert make.count_sites(model) == 3 * make.SITES_PER_LAYER == 18
+    assert make.layers_for(100000) == 5263 and make.hidden_for(10000) == 16 and make.hidden_for(40000) == 8
+    shared = make.make_shared_const(40)
+    onnx.checker.check_model(shared, full_check=True)
+    assert sum(1 for n in shared.graph.node for i in n.input if i == "scale") == 40
+    assert make.make(2, 8).SerializeToString() == make.make(2, 8).SerializeToString()
