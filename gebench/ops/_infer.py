@@ -85,7 +85,27 @@ def inferable_op_types() -> list[str]:
 
 def _load_rules() -> None:
     # The family modules register themselves on import; importing here avoids an import cycle with this module.
+    if _rules_loaded:
+        return
     from . import _infer_elementwise, _infer_index, _infer_nn, _infer_shape_ops  # noqa: F401
+
+    _rules_loaded.append(True)
+
+
+_rules_loaded: list[bool] = []
+
+#: (id of a schema, input anchors, output anchors) -> (the schema, its input layout, its output layout); the schema
+#: is kept so that its id is not reused. Few entries: one per op layout in use. The layouts are read, never changed.
+_LAYOUTS: dict[tuple[int, int, int], tuple[OpSchema, dict[str, list[int]], dict[str, list[int]]]] = {}
+
+
+def _layouts(schema: OpSchema, n_in: int, n_out: int) -> tuple[dict[str, list[int]], dict[str, list[int]]]:
+    """``schema``'s input and output layouts for a node with these anchor counts, worked out once. O(1) after."""
+    key = (id(schema), n_in, n_out)
+    entry = _LAYOUTS.get(key)
+    if entry is None or entry[0] is not schema:
+        entry = _LAYOUTS[key] = (schema, schema.input_layout(n_in), schema.output_layout(n_out))
+    return entry[1], entry[2]
 
 
 # ---------------------------------------------------------------------------------------------- shape helpers
@@ -189,8 +209,7 @@ class InferContext:
         #: passed on when a rule infers a subgraph (If, PartitionedCall)
         self.allow_unknown_ops = allow_unknown_ops
         if schema is not None:
-            self._in = schema.input_layout(len(node.inputs))
-            self._out = schema.output_layout(len(node.outputs))
+            self._in, self._out = _layouts(schema, len(node.inputs), len(node.outputs))
         else:
             self._in = {}
             self._out = {}
