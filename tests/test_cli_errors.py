@@ -35,6 +35,13 @@ class ReluToAbs(PatternFusionPass):
 """
 
 
+@pytest.fixture(autouse=True)
+def _no_ge_environment(monkeypatch: pytest.MonkeyPatch) -> None:
+    """GE's dump and pass-path variables of the caller's shell must not reach these runs."""
+    for name in [n for n in os.environ if n.startswith("DUMP_") or n == "ASCEND_GE_PY_PASS_PATH"]:
+        monkeypatch.delenv(name)
+
+
 @pytest.fixture
 def files(tmp_path: Path) -> dict[str, Path]:
     from ge.es.all import Relu
@@ -140,11 +147,11 @@ def test_unexpected_errors_are_two_lines_and_debug_shows_the_traceback(files, ca
     assert "Traceback (most recent call last)" in capsys.readouterr().err
 
 
-def _gebench(*args: str, **kwargs) -> subprocess.Popen:
-    env = dict(os.environ, PYTHONPATH=str(ROOT))
-    env.pop("ASCEND_GE_PY_PASS_PATH", None)
+def _gebench(*args: str, cwd: Path, **kwargs) -> subprocess.Popen:
+    env = {k: v for k, v in os.environ.items() if not k.startswith("DUMP_") and k != "ASCEND_GE_PY_PASS_PATH"}
+    env["PYTHONPATH"] = str(ROOT)
     return subprocess.Popen([sys.executable, "-m", "gebench.cli", *args], stdout=subprocess.PIPE,
-                            stderr=subprocess.PIPE, text=True, cwd=ROOT, env=env, **kwargs)
+                            stderr=subprocess.PIPE, text=True, cwd=cwd, env=env, **kwargs)
 
 
 @pytest.mark.timeout(120)
@@ -154,7 +161,7 @@ def test_ctrl_c_exits_130_without_a_traceback(files):
         "return Abs(inputs[0])", "import pathlib\n        pathlib.Path(__file__).with_suffix('.started').touch()\n"
         "        while True:\n            pass"), encoding="utf-8")
     started = looping.with_suffix(".started")
-    proc = _gebench("compile", str(files["model"]), "--passes", str(looping))
+    proc = _gebench("compile", str(files["model"]), "--passes", str(looping), cwd=files["tmp"])
     try:
         deadline = time.monotonic() + 60
         while not started.exists() and time.monotonic() < deadline and proc.poll() is None:
@@ -171,7 +178,7 @@ def test_ctrl_c_exits_130_without_a_traceback(files):
 
 @pytest.mark.timeout(120)
 def test_bad_model_in_a_real_process_prints_no_traceback(files):
-    proc = _gebench("compile", str(files["damaged"]))
+    proc = _gebench("compile", str(files["damaged"]), cwd=files["tmp"])
     out, err = proc.communicate(timeout=100)
     assert proc.returncode == cli.EXIT_USAGE
     assert "Traceback" not in err and str(files["damaged"]) in err and len(err.strip().splitlines()) <= 2

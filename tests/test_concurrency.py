@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import multiprocessing
+import os
 import textwrap
 from pathlib import Path
 
@@ -30,6 +31,13 @@ WRITERS = 4
 ROUNDS = 10
 
 
+@pytest.fixture(autouse=True)
+def _no_ge_environment(monkeypatch: pytest.MonkeyPatch) -> None:
+    """GE's dump and pass-path variables of the caller's shell must not reach these runs."""
+    for name in [n for n in os.environ if n.startswith("DUMP_") or n == "ASCEND_GE_PY_PASS_PATH"]:
+        monkeypatch.delenv(name)
+
+
 def _compile_into(args: tuple[str, str, str]) -> int:
     """One ``gebench compile`` with dumps and a report into the shared folder (runs in a pool process)."""
     import contextlib
@@ -38,6 +46,8 @@ def _compile_into(args: tuple[str, str, str]) -> int:
     from gebench import cli
 
     model, passes, folder = args
+    for name in [n for n in os.environ if n.startswith("DUMP_") or n == "ASCEND_GE_PY_PASS_PATH"]:
+        del os.environ[name]  # a pool process started earlier may carry the shell's variables
     with contextlib.redirect_stdout(io.StringIO()):
         return cli.main(["compile", model, "--passes", passes, "--dump-dir", folder,
                          "--report", str(Path(folder) / "report.json")])

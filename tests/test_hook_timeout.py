@@ -3,6 +3,7 @@ pass, the hook and the line where it was interrupted; off by default, as in GE."
 
 from __future__ import annotations
 
+import os
 import re
 import signal
 import textwrap
@@ -51,6 +52,13 @@ class Runs(FusionBasePass):
 """
 
 LOOP = "while True:\n            try:\n                pass\n            except BaseException:\n                pass"
+
+
+@pytest.fixture(autouse=True)
+def _no_ge_environment(monkeypatch: pytest.MonkeyPatch) -> None:
+    """GE's dump and pass-path variables of the caller's shell must not reach these runs."""
+    for name in [n for n in os.environ if n.startswith("DUMP_") or n == "ASCEND_GE_PY_PASS_PATH"]:
+        monkeypatch.delenv(name)
 
 
 @pytest.fixture

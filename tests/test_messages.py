@@ -55,6 +55,13 @@ class Defaults(PatternFusionPass):
 """
 
 
+@pytest.fixture(autouse=True)
+def _no_ge_environment(monkeypatch: pytest.MonkeyPatch) -> None:
+    """GE's dump and pass-path variables of the caller's shell must not reach these runs."""
+    for name in [n for n in os.environ if n.startswith("DUMP_") or n == "ASCEND_GE_PY_PASS_PATH"]:
+        monkeypatch.delenv(name)
+
+
 def line_of(path: Path, needle: str) -> int:
     """The 1-based line of ``path`` holding ``needle`` (the first one)."""
     for number, line in enumerate(path.read_text(encoding="utf-8").splitlines(), 1):

@@ -28,6 +28,13 @@ class {cls}(FusionBasePass):
 """
 
 
+@pytest.fixture(autouse=True)
+def _no_ge_environment(monkeypatch: pytest.MonkeyPatch) -> None:
+    """GE's dump and pass-path variables of the caller's shell must not reach these runs."""
+    for name in [n for n in os.environ if n.startswith("DUMP_") or n == "ASCEND_GE_PY_PASS_PATH"]:
+        monkeypatch.delenv(name)
+
+
 def write(path: Path, text: str) -> Path:
     path.parent.mkdir(parents=True, exist_ok=True)
     path.write_text(textwrap.dedent(text), encoding="utf-8")
