@@ -8,8 +8,10 @@ The corpus: ``--tasks`` synthetic transformers (:mod:`_synthetic`, sizes cycled 
 written to a temporary folder, swept with ``bench/gemm_fusion_pass.py`` (MatMul+Add -> GEMM, six sites per
 layer). Not timed: writing the models, starting Python and the imports.
 
-* **sequential**: :func:`gebench.sweep.run_task` for every task in this process, one after another (after one
-  untimed warm-up task), the same work a sweep task does (load, compile, the row, the compact ledger);
+* **sequential**: :func:`gebench.sweep.run_task` for every task in one fresh process, one after another (after
+  one untimed warm-up task), the same work a sweep task does (load, compile, the row, the compact ledger). Not
+  in this process: it also hosts the local cluster's scheduler, whose threads would then work on a heap full of
+  the sequential run's garbage;
 * **sweep**: ``gebench.sweep(models, passes=..., client=c)`` on a ``LocalCluster`` of ``--workers`` single-thread
   worker processes that is already running with its task servers started (a session's second sweep); the
   time includes submitting, the isolated task processes, moving rows and ledgers back and writing the out
@@ -23,7 +25,8 @@ the imported gebench); the scheduling overhead per task ``<= 50 ms``, measured w
 costs besides its work (Dask, the fork, result transfer and storage). Dask's own overhead (``client.map`` of a
 no-op) is printed beside it. With ``--rounds N`` the sequential and sweep runs alternate N times and each side's
 median counts. The worker processes' own peak RSS and the task servers' RSS are printed for reference, and the
-load average (1/5/15 min) at the start and end: the parallel side needs two idle cores to show its speed-up.
+load average (1/5/15 min) at the start and end, and how much two CPU-bound processes at once get done compared
+with one right now: the parallel side needs idle cores to show its speed-up.
 Exit status 1 when the sweep and the sequential run disagree on the sites replaced.
 """
 
@@ -56,6 +59,32 @@ with open(sys.argv[1], "rb") as fh:
 row = run_task(spec)
 print(json.dumps({"peak_mem_mb": row["peak_mem_mb"], "status": row["status"]}))
 """
+
+_SEQUENTIAL = """
+import json, pickle, sys, time
+from gebench.sweep._task import run_task
+with open(sys.argv[1], "rb") as fh:
+    warm, specs = pickle.load(fh)
+run_task(warm)
+start = time.perf_counter()
+rows = [run_task(spec, measure_memory=False) for spec in specs]
+took = time.perf_counter() - start
+print(json.dumps({"seconds": took, "rows": [{k: r[k] for k in ("status", "wall_s", "passes")} for r in rows]}))
+"""
+
+
+def _bench_env() -> dict[str, str]:
+    return dict(os.environ, PYTHONPATH=str(ROOT), OMP_NUM_THREADS="1", OPENBLAS_NUM_THREADS="1", MKL_NUM_THREADS="1")
+
+
+def _sequential(warm: Any, specs: list[Any], tmp: Path) -> tuple[float, list[dict[str, Any]]]:
+    """The tasks one after another in one fresh process (after an untimed warm-up task there): (seconds, rows)."""
+    spec_file = tmp / "sequential_specs.pickle"
+    spec_file.write_bytes(pickle.dumps((warm, specs)))
+    out = subprocess.run([sys.executable, "-c", _SEQUENTIAL, str(spec_file)], capture_output=True, text=True,
+                         env=_bench_env(), check=True, timeout=3600)
+    data = json.loads(out.stdout.strip().splitlines()[-1])
+    return float(data["seconds"]), data["rows"]
 
 
 def _write_corpus(folder: Path, tasks: int, sizes: list[int]) -> tuple[list[Path], dict[int, int]]:
@@ -102,9 +131,8 @@ def _single_task_peak(spec: Any, tmp: Path) -> float:
     """Peak RSS (MiB) of a fresh Python process that imports gebench and runs ``spec`` alone."""
     spec_file = tmp / "single_spec.pickle"
     spec_file.write_bytes(pickle.dumps(spec))
-    env = dict(os.environ, PYTHONPATH=str(ROOT), OMP_NUM_THREADS="1", OPENBLAS_NUM_THREADS="1", MKL_NUM_THREADS="1")
-    out = subprocess.run([sys.executable, "-c", _SINGLE, str(spec_file)], capture_output=True, text=True, env=env,
-                         check=True, timeout=600)
+    out = subprocess.run([sys.executable, "-c", _SINGLE, str(spec_file)], capture_output=True, text=True,
+                         env=_bench_env(), check=True, timeout=600)
     data = json.loads(out.stdout.strip().splitlines()[-1])
     assert data["status"] == "SUCCESS", data
     return float(data["peak_mem_mb"])
@@ -126,6 +154,23 @@ def _server_rss() -> list[float]:
         for server in _isolate._idle:
             out.append(_isolate._rss_mb(server.proc.pid) or float("nan"))
     return out
+
+
+_BURN = "import time\nt = time.process_time()\ns = 0\nfor i in range(4_000_000):\n    s += i * i\n"
+
+
+def _parallelism(workers: int) -> float:
+    """How many times the work of ``workers`` CPU-bound processes gets done, running them at once, compared with
+    one of them alone (``workers`` on idle cores; less when other processes hold the cores)."""
+    def run(n: int) -> float:
+        start = time.perf_counter()
+        procs = [subprocess.Popen([sys.executable, "-c", _BURN]) for _ in range(n)]
+        for proc in procs:
+            proc.wait()
+        return time.perf_counter() - start
+
+    one = run(1)
+    return workers * one / run(workers)
 
 
 def _load() -> str:
@@ -158,7 +203,7 @@ def main(argv: list[str] | None = None) -> int:
     sizes = [int(s) for s in args.sizes.split(",")]
 
     import gebench
-    from gebench.sweep import TaskSpec, bundle_passes, local_client, run_task
+    from gebench.sweep import TaskSpec, bundle_passes, local_client
     from gebench.sweep._engine import _warm
 
     with tempfile.TemporaryDirectory(prefix="gebench-bench-sweep-") as tmp_name:
@@ -172,7 +217,7 @@ def main(argv: list[str] | None = None) -> int:
               f"{PASS_FILE.name}: {expected} MatMul+Add sites; {args.workers} workers, {os.cpu_count()} cores, "
               f"load average {_load()} at the start")
 
-        run_task(TaskSpec(str(trivial[0]), "warm", bundle))  # imports and caches, as a warm worker has them
+        warm = TaskSpec(str(trivial[0]), "warm", bundle)  # imports and caches, as a warm worker has them
         largest = max(range(args.tasks), key=lambda i: sizes[i % len(sizes)])
         single_peak = _single_task_peak(specs[largest], tmp)
 
@@ -187,9 +232,8 @@ def main(argv: list[str] | None = None) -> int:
             client.run(_warm)
             warm_s = time.perf_counter() - start
             for r in range(args.rounds):
-                start = time.perf_counter()
-                seq_rows = [run_task(s, measure_memory=False) for s in specs]
-                seq_times.append(time.perf_counter() - start)
+                seconds, seq_rows = _sequential(warm, specs, tmp)
+                seq_times.append(seconds)
                 start = time.perf_counter()
                 result = gebench.sweep([str(p) for p in models], passes=str(PASS_FILE), out=tmp / f"sweep{r}",
                                        client=client, progress=False)
@@ -217,10 +261,15 @@ def main(argv: list[str] | None = None) -> int:
         statuses = {r["status"] for r in sweep_rows} | {r["status"] for r in seq_rows}
         print(f"  sites replaced: sequential {_replaced(seq_rows)}, sweep {_replaced(sweep_rows)}, expected {expected}: "
               + ("equal" if ok_sites else "DIFFERENT") + f"; statuses {sorted(statuses)}")
+        speedup = _parallelism(args.workers)
+        print(f"  the cores now: {args.workers} CPU-bound processes at once do {speedup:.2f}x the work of one "
+              f"({args.workers:.2f}x on idle cores); the best ratio this machine allows now is about {1 / speedup:.2f}")
         ratio = sweep_s / seq_s
         cold = (sweep_s + cluster_s + warm_s) / seq_s
+        paired = statistics.median(w / q for w, q in zip(sweep_times, seq_times))
         print(f"ratio sweep/sequential = {ratio:.2f} (target <= 0.6: {_verdict(ratio <= 0.6)}); "
-              f"with cluster start and task servers: {cold:.2f}")
+              f"with cluster start and task servers: {cold:.2f}"
+              + (f"; median of same-round ratios {paired:.2f}" if args.rounds > 1 else ""))
 
         per_worker: dict[str, float] = {}
         for row in sweep_rows:

@@ -25,8 +25,9 @@ _log = logging.getLogger(__name__)
 #: GE dump files in folders are taken only as their ``PreRunBegin`` ge_proto dump (the compile's input).
 MODEL_SUFFIXES = (".onnx", ".air", ".gir", ".ir")
 
-#: Cap on the bytes of one pass set's files (they travel with every task).
-MAX_BUNDLE_BYTES = 64 << 20
+#: Cap on the bytes of one pass set's files: they travel with every task (a thousand tasks of a 16 MiB pass folder
+#: would move 16 GB through the scheduler; pass folders are usually kilobytes).
+MAX_BUNDLE_BYTES = 16 << 20
 
 _SKIPPED_DIRS = {"__pycache__", ".git", ".ipynb_checkpoints"}
 

@@ -161,6 +161,7 @@ def run_tasks(client: Any, specs: list[TaskSpec], store: ResultStore, progress: 
     except Exception as exc:  # noqa: BLE001 - no progress detail is no reason to stop
         _log.debug("cannot subscribe to task start events: %s", exc)
     if any(s.isolate for s in specs):
+        progress.note("starting task servers on the workers")
         try:
             client.run(_warm)
         except Exception as exc:  # noqa: BLE001 - the tasks themselves will report what is wrong

@@ -29,6 +29,7 @@ class SweepProgress:
         self.done = 0
         self.failed = 0
         self._running: dict[str, tuple[str, float]] = {}
+        self._noted = False
         self._lock = threading.Lock()
         stream = stream or sys.stderr
         if enabled is None:
@@ -51,11 +52,13 @@ class SweepProgress:
         """Task ``key`` (model ``name``) began running on a worker."""
         with self._lock:
             self._running[key] = (name, when if when is not None else time.time())
+            self._noted = False
 
     def finished(self, key: str, ok: bool) -> None:
         """Task ``key`` has its row (``ok``: status SUCCESS)."""
         with self._lock:
             self._running.pop(key, None)
+            self._noted = False
             self.done += 1
             self.failed += 0 if ok else 1
         if self._bar is not None:
@@ -69,6 +72,12 @@ class SweepProgress:
                 return None
             name, since = min(self._running.values(), key=lambda v: v[1])
         return name, max(0.0, time.time() - since)
+
+    def note(self, text: str) -> None:
+        """Show ``text`` instead of the counts until a task starts or finishes (a phase before tasks run)."""
+        self._noted = True
+        if self._bar is not None:
+            self._bar.set_postfix_str(text, refresh=True)
 
     def text(self) -> str:
         """``failed=F left=R slowest: NAME 12s`` (what the bar shows after its counter)."""
@@ -84,7 +93,8 @@ class SweepProgress:
 
     def _tick(self) -> None:
         while not self._stop.wait(1.0):
-            self._refresh()
+            if not self._noted:
+                self._refresh()
 
     def close(self) -> None:
         self._stop.set()
