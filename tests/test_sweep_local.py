@@ -21,6 +21,14 @@ def _lines(path: Path) -> list[str]:
     return path.read_text(encoding="utf-8").splitlines()
 
 
+@pytest.fixture(autouse=True)
+def _worker_tmpdir(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Worker processes (spawned, so they read TMPDIR afresh) keep their temporary files in tmp_path: a worker
+    killed by a crashing pass cannot remove its pass cache."""
+    (tmp_path / "worker-tmp").mkdir()
+    monkeypatch.setenv("TMPDIR", str(tmp_path / "worker-tmp"))
+
+
 def test_local_cluster_sweep_rows_resume_and_diff(tmp_path: Path) -> None:
     models = tmp_path / "models"
     make_models(models)

@@ -305,6 +305,8 @@ def _task_process_main(r: int, w: int, close_fds: list[int], log_fd: int) -> Non
 
         faulthandler.enable()
         signal.signal(signal.SIGINT, signal.SIG_DFL)
+        signal.signal(signal.SIGTERM, signal.SIG_DFL)
+        _die_with_parent()
         from ._task import run_task
 
         while True:
@@ -329,6 +331,18 @@ def _task_process_main(r: int, w: int, close_fds: list[int], log_fd: int) -> Non
             sys.stderr.flush()
         finally:
             os._exit(code)
+
+
+def _die_with_parent() -> None:
+    """Linux: have the kernel kill this process when its server dies, even by SIGKILL (no orphaned hung task)."""
+    try:
+        import ctypes
+
+        ctypes.CDLL(None, use_errno=True).prctl(1, signal.SIGKILL)  # PR_SET_PDEATHSIG
+    except (OSError, AttributeError):
+        pass
+    if os.getppid() == 1:  # the server died before prctl took effect
+        os._exit(0)
 
 
 _current: list[_TaskProcess] = []  # the server's task process, if one is alive
@@ -515,16 +529,20 @@ def serve() -> None:
     os.close(devnull)
     os.dup2(2, 1)
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # a Ctrl-C of the driver's terminal is the worker's business
+    # terminated with its worker (a cluster shutting down): end like at EOF, so exit handlers remove the pass cache
+    signal.signal(signal.SIGTERM, lambda *_: sys.exit(0))
     _preload()
     _write_frame(proto_out, ("ready", os.getpid()))
-    while True:
-        try:
-            spec = _read_frame(proto_in)
-        except EOFError:
-            if _current:
-                _current.pop().reap(kill=False)
-            return
-        _write_frame(proto_out, _run_supervised(spec, proto_in, proto_out))
+    try:
+        while True:
+            try:
+                spec = _read_frame(proto_in)
+            except EOFError:
+                return
+            _write_frame(proto_out, _run_supervised(spec, proto_in, proto_out))
+    finally:
+        if _current:
+            _current.pop().reap(kill=True)
 
 
 if __name__ == "__main__":  # pragma: no cover - the task server process
