@@ -276,12 +276,17 @@ def encode_model(graph: ir.Graph, options: EncodeOptions = EncodeOptions(), *, m
     _encode_graph(graph, model.graph.add(), options, root=True)
     for sub in _all_subgraphs(graph):
         _encode_graph(sub, model.graph.add(), options, root=False)
+    _encode_model_attrs(model)
+    return model
+
+
+def _encode_model_attrs(model: Any) -> None:
+    """GE's fixed build-info ints and ``target_type`` (the model's attrs)."""
     attrs = _AttrMap(model.attr)
     for key in ("memory_size", "p2p_memory_size", "stream_num", "event_num", "label_num", "weight_size"):
         attrs[key].i = 0
     attrs["target_type"].s = b"MINI"
     attrs.flush()
-    return model
 
 
 def _all_subgraphs(graph: ir.Graph) -> list[ir.Graph]:
@@ -318,6 +323,15 @@ def _encode_graph(graph: ir.Graph, msg: Any, options: EncodeOptions, *, root: bo
             control_peers[(node.id, succ.id)] = i
     for node in nodes:
         _encode_node(graph, node, msg.op.add(), options, peers, control_peers)
+    _encode_graph_attrs(graph, msg, options, root=root)
+
+
+def _encode_graph_attrs(graph: ir.Graph, msg: Any, options: EncodeOptions, *, root: bool) -> None:
+    """The graph's attrs (without its outputs) and, on the root at levels 1-2, GE's option NamedAttrs.
+
+    Raises:
+        GeDumpError: an attr value GE cannot store.
+    """
     attrs = _AttrMap(msg.attr)
     for key, value in graph.attrs.items():
         if key == GRAPH_OUTPUTS_ATTR:

@@ -54,9 +54,14 @@ def encode_onnx_model(graph: ir.Graph, level: DumpLevel, *, producer_name: str =
 
 
 def _encode_graph(graph: ir.Graph, msg: onnx_pb.GraphProto, level: DumpLevel, *, root: bool) -> None:
-    msg.name = graph.name
     for node in graph.nodes():
         _encode_node(graph, node, msg.node.add(), level)
+    _encode_graph_shell(graph, msg, root=root)
+
+
+def _encode_graph_shell(graph: ir.Graph, msg: onnx_pb.GraphProto, *, root: bool) -> None:
+    """The graph's fields other than its nodes: name, Data inputs (subgraphs only) and outputs."""
+    msg.name = graph.name
     if not root:
         for node in graph.nodes_of_type("Data"):
             msg.input.append(_value_info(node, [0]))

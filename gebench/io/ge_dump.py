@@ -22,7 +22,7 @@ import os
 import re
 import subprocess
 import sys
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Iterator, Mapping
 from pathlib import Path
 from typing import Any
 
@@ -30,7 +30,7 @@ from google.protobuf import message as pb_message
 from google.protobuf import text_encoding, text_format
 
 from gebench import ir
-from gebench._atomic import write_text_atomically
+from gebench._atomic import temporary_name
 from gebench.ir import DataType, TensorDesc, TensorValue
 
 from ._ge_dump_codec import (
@@ -39,9 +39,7 @@ from ._ge_dump_codec import (
     GeDumpError,
     OpaqueAttr,
     decode_model,
-    encode_model,
     graph_outputs,
-    model_text,
 )
 from ._ge_dump_env import (
     DEFAULT_FORMATS,
@@ -55,7 +53,7 @@ from ._ge_dump_env import (
     sanitize_suffix,
     stage_selected,
 )
-from ._ge_dump_onnx import encode_onnx_model
+from ._ge_dump_text import ge_onnx_chunks, ge_proto_chunks
 from .proto import ge_ir_pb2
 
 __all__ = [
@@ -67,6 +65,7 @@ __all__ = [
     "OpaqueAttr",
     "dump_file_name",
     "dump_settings_from_env",
+    "dump_chunks",
     "dump_text",
     "list_dumps",
     "load_ge_dump",
@@ -94,13 +93,24 @@ def dump_text(graph: ir.Graph, kind: str = "ge_proto", level: DumpLevel | int = 
         ValueError: unknown kind or a level outside 1-3.
         GeDumpError: an attr value GE cannot store.
     """
+    return "".join(dump_chunks(graph, kind, level))
+
+
+def dump_chunks(graph: ir.Graph, kind: str = "ge_proto", level: DumpLevel | int = DumpLevel.DUMP_ALL) -> Iterator[str]:
+    """:func:`dump_text` in pieces, for writing a file without holding its whole text: the text protobuf's printer
+    gives for the encoded model (:mod:`gebench.io._ge_dump_text` builds it from cached per-value pieces).
+
+    Raises:
+        ValueError: unknown kind or a level outside 1-3 (at once).
+        GeDumpError: an attr value GE cannot store (while iterating).
+    """
     level = _check_level(level)
     if kind == "ge_proto":
-        return model_text(encode_model(graph, _options(level)))
+        return ge_proto_chunks(graph, _options(level))
     if kind == "onnx":
-        return str(encode_onnx_model(graph, level))  # protobuf's printer (in C where available)
+        return ge_onnx_chunks(graph, level)
     if kind == "readable":
-        return _readable(ir.as_graph(graph))
+        return iter([_readable(ir.as_graph(graph))])
     raise ValueError(f"unknown dump kind {kind!r}; expected one of {FORMATS}")
 
 
@@ -165,9 +175,7 @@ def write_dumps(
             continue
         for kind in (k for k in FORMATS if k in kinds):
             path = directory / dump_file_name(kind, counters[kind], suffix, graph_id=graph_id, aclop=aclop)
-            text = dump_text(graph, kind, level)
-            _write_atomically(path, text)
-            del text  # the dump text can be hundreds of MB: free it before the next one is made
+            _write_atomically(path, dump_chunks(graph, kind, level))  # streamed: the text is never whole
             counters[kind] += 1
             written.append(path)
             _log.info("wrote %s", path)
@@ -193,15 +201,25 @@ def write_dumps_from_env(snapshots: Mapping[str, ir.Graph], *, graph_id: int = 0
                        formats=settings.formats, stages=settings.stages, start_index=start_index)
 
 
-def _write_atomically(path: Path, text: str) -> None:
-    """Write ``text`` as UTF-8 through a uniquely named temporary file and a rename, so a failed write never
-    leaves half a dump and several processes can dump into one folder (:mod:`gebench._atomic`).
+def _write_atomically(path: Path, chunks: Iterable[str]) -> None:
+    """Write ``chunks`` as UTF-8 through a uniquely named temporary file and a rename, so a failed write (an
+    error while the chunks are made included) never leaves half a dump and several processes can dump into one
+    folder (the temporary names of :mod:`gebench._atomic`).
 
     Raises:
-        GeDumpError: the file cannot be written (names the file).
+        GeDumpError: the file cannot be written (names the file). Errors raised by ``chunks`` propagate.
     """
+    tmp = temporary_name(path)
     try:
-        write_text_atomically(path, text)
+        fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_BINARY", 0), 0o666)
+        try:
+            with open(fd, "w", encoding="utf-8", newline="") as fh:
+                for chunk in chunks:
+                    fh.write(chunk)
+            os.replace(tmp, path)
+        except BaseException:
+            tmp.unlink(missing_ok=True)
+            raise
     except OSError as exc:
         raise GeDumpError(f"cannot write {path}: {exc.strerror or exc}; check that the dump directory is "
                           "writable and has space") from exc
