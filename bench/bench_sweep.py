@@ -13,7 +13,7 @@ layer). Not timed: writing the models, starting Python and the imports.
   in this process: it also hosts the local cluster's scheduler, whose threads would then work on a heap full of
   the sequential run's garbage;
 * **sweep**: ``gebench.sweep(models, passes=..., client=c)`` on a ``LocalCluster`` of ``--workers`` single-thread
-  worker processes that is already running with its task servers started (a session's second sweep); the
+  worker processes that is already running with its task servers started (the second sweep on a cluster); the
   time includes submitting, the isolated task processes, moving rows and ledgers back and writing the out
   folder (JSON lines, CSV, report). Also given: the ratio with the cluster start and the task servers'
   start-up added to the sweep (a cold ``gebench sweep`` command).
