@@ -22,15 +22,20 @@ import traceback
 from collections.abc import Callable
 from typing import TextIO
 
-from gebench.cli import EXIT_COMPILE_FAILED, EXIT_USAGE, EXIT_VERIFY_MISMATCH, register_command
+from gebench.cli import (
+    EXIT_COMPILE_FAILED,
+    EXIT_INTERRUPTED,
+    EXIT_USAGE,
+    EXIT_VERIFY_MISMATCH,
+    register_command,
+)
 
-__all__ = ["EXIT_REGRESSION", "EXIT_INTERRUPTED"]
+__all__ = ["EXIT_REGRESSION"]
 
 _log = logging.getLogger(__name__)
 
 #: Exit code of a diff that found a regression (the same code as a failed compile).
 EXIT_REGRESSION = EXIT_COMPILE_FAILED
-EXIT_INTERRUPTED = 130
 
 _DEPS_HINT = "gebench sweep needs dask and distributed: pip install 'gebench[sweep]'"
 
@@ -62,7 +67,6 @@ def _add_diff_options(parser: argparse.ArgumentParser) -> None:
                         help="... and beyond this many seconds (default 0.25)")
     parser.add_argument("--fail-on-slowdown", action="store_true",
                         help="count a slowdown beyond noise as a regression")
-    parser.add_argument("--debug", action="store_true", help="show tracebacks")
 
 
 def _setup_sweep(parser: argparse.ArgumentParser) -> Callable[[argparse.Namespace], int]:
@@ -104,6 +108,7 @@ def _setup_sweep(parser: argparse.ArgumentParser) -> Callable[[argparse.Namespac
 
 
 def _fail(command: str, exc: BaseException, debug: bool, code: int = EXIT_USAGE) -> int:
+    """One line naming what is wrong (``--debug``, the command line's own flag, adds the traceback)."""
     if debug:
         traceback.print_exception(exc)
     print(f"gebench {command}: {exc}", file=sys.stderr)
@@ -116,7 +121,7 @@ def _run_sweep(args: argparse.Namespace, out: TextIO | None = None) -> int:
         import gebench.sweep as sweep_pkg
         from gebench.sweep import SweepInputError
     except ImportError as exc:  # pragma: no cover - the package itself is part of gebench
-        return _fail("sweep", exc, args.debug)
+        return _fail("sweep", exc, getattr(args, "debug", False))
     if args.resume and args.overwrite:
         print("gebench sweep: --resume and --overwrite exclude each other", file=sys.stderr)
         return EXIT_USAGE
@@ -139,7 +144,7 @@ def _run_sweep(args: argparse.Namespace, out: TextIO | None = None) -> int:
             custom_ops=args.custom_ops or None, connect_timeout=args.connect_timeout, time_rel=args.time_rel,
             time_abs=args.time_abs, slowdown_is_regression=args.fail_on_slowdown)
     except SweepInputError as exc:
-        return _fail("sweep", exc, args.debug)
+        return _fail("sweep", exc, getattr(args, "debug", False))
     except KeyboardInterrupt:
         print(f"gebench sweep: interrupted; finished tasks are in {args.out} (--resume continues)", file=sys.stderr)
         return EXIT_INTERRUPTED
@@ -177,14 +182,14 @@ def _run_diff(args: argparse.Namespace, out: TextIO | None = None) -> int:
         result = diff(args.old, args.new, time_rel=args.time_rel, time_abs=args.time_abs,
                       slowdown_is_regression=args.fail_on_slowdown)
     except SweepInputError as exc:
-        return _fail("sweep-diff", exc, args.debug)
+        return _fail("sweep-diff", exc, getattr(args, "debug", False))
     print(result.summary(limit=1000), file=out)
     if args.json:
         try:
             with open(args.json, "w", encoding="utf-8") as fh:
                 json.dump(result.to_dict(), fh, indent=1, default=str)
         except OSError as exc:
-            return _fail("sweep-diff", exc, args.debug)
+            return _fail("sweep-diff", exc, getattr(args, "debug", False))
     return EXIT_REGRESSION if result.has_regression else 0
 
 
