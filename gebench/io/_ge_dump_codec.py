@@ -759,13 +759,16 @@ def _split_input(entry: str) -> tuple[str, int] | None:
     return name, int(port)
 
 
-def decode_model(model: pb.ModelDef, *, source: str, locate: Any = None) -> ir.Graph:
+def decode_model(model: pb.ModelDef, *, source: str, locate: Any = None,
+                 bodies: Sequence[tuple[Any, Any]] | None = None) -> ir.Graph:
     """Rebuild the IR root graph (with its subgraphs) from a ModelDef.
 
     Args:
         model: the parsed ModelDef.
         source: the file name used in error messages.
         locate: optional callable ``(graph_name, op_name) -> line number`` for error messages.
+        bodies: per graph of ``model``, (its ops, their decode function) when ``model``'s graphs hold no ops
+            (the dump reader's templates; see :func:`_decode_graph_body`).
 
     Raises:
         GeDumpError: the model has no graph, an input names a node that does not exist, a tensor is damaged,
@@ -775,10 +778,13 @@ def decode_model(model: pb.ModelDef, *, source: str, locate: Any = None) -> ir.G
     :func:`gebench.ir.collector_paused`).
     """
     with ir.collector_paused():
-        return _decode_model(model, source=source, locate=locate)
+        return _decode_model(model, source=source, locate=locate, bodies=bodies)
 
 
-def _decode_model(model: pb.ModelDef, *, source: str, locate: Any) -> ir.Graph:
+def _decode_model(model: pb.ModelDef, *, source: str, locate: Any,
+                  bodies: Sequence[tuple[Any, Any]] | None = None) -> ir.Graph:
+    """``bodies``: per graph of ``model``, its ops and their decode function (see :func:`_decode_graph_body`),
+    when the graphs of ``model`` hold no ops (the dump reader's fast path)."""
     if not model.graph:
         raise GeDumpError(f"{source}: the ModelDef holds no graph; is this a GE dump of a graph?")
 
@@ -790,7 +796,11 @@ def _decode_model(model: pb.ModelDef, *, source: str, locate: Any) -> ir.Graph:
         line = locate(graph_name, op_name) if locate is not None else None
         return GeDumpError(f"{source}:{line}: {exc}" if line else f"{source}: {exc}")
 
-    graphs = [_decode_graph(g, at, located) for g in model.graph]
+    if bodies is None:
+        graphs = [_decode_graph(g, at, located) for g in model.graph]
+    else:
+        graphs = [_decode_graph(g, at, located, ops, decode) for g, (ops, decode) in zip(model.graph, bodies,
+                                                                                        strict=True)]
     root = graphs[0]
     by_name = {g.name: g for g in graphs[1:]}
     for opt in OPTION_ATTRS:
@@ -819,43 +829,76 @@ def _decode_model(model: pb.ModelDef, *, source: str, locate: Any) -> ir.Graph:
     return root
 
 
-def _decode_graph(msg: pb.GraphDef, at: Any, located: Any) -> ir.Graph:
+def _decode_graph(msg: pb.GraphDef, at: Any, located: Any, ops: Any = None, decode: Any = None) -> ir.Graph:
     """Decode one GraphDef; an error gets the file line of the op being decoded (looked up only then)."""
     current: list[str | None] = [None]
     try:
-        return _decode_graph_body(msg, at, current)
+        return _decode_graph_body(msg, at, current, ops, decode)
     except GeDumpError as exc:
         raise located(msg.name, current[0], exc) from None
 
 
-def _decode_graph_body(msg: pb.GraphDef, at: Any, current: list[str | None]) -> ir.Graph:
+@dataclasses.dataclass(slots=True)
+class DecodedOp:
+    """One OpDef decoded into what its IR node is made of (:func:`decode_op`); the graph adds it."""
+
+    attrs: dict[str, Any]
+    inputs: list[TensorDesc]
+    outputs: list[TensorDesc]
+    input_names: list[str]
+    output_names: list[str]
+    #: (source name, source port, input port or -1 for control, peer index) per input entry with a source
+    edges: list[tuple[str, int, int, int]]
+    subgraph_names: list[str]
+
+
+def decode_op(op: pb.OpDef, schema_info: dict[str, tuple[dict[str, Any], list[str]]], where: str) -> DecodedOp:
+    """Decode ``op`` (its name, type and id are the caller's). ``schema_info`` caches :func:`_schema_info` per
+    op type across calls.
+
+    Raises:
+        GeDumpError: a malformed input entry, desc or attr value (the message starts with ``where``).
+    """
+    attrs = dict(op.attr)
+    inputs = [_decode_desc(d, where=f"{where} input_desc[{i}]") for i, d in enumerate(op.input_desc)]
+    outputs = [_decode_desc(d, where=f"{where} output_desc[{i}]") for i, d in enumerate(op.output_desc)]
+    edges, data_inputs = _op_inputs(op, attrs, where)
+    inputs.extend(TensorDesc() for _ in range(data_inputs - len(inputs)))
+    in_names, out_names = _anchor_names(attrs, len(inputs), len(outputs))
+    info = schema_info.get(op.type)
+    if info is None:
+        info = schema_info[op.type] = _schema_info(op.type)
+    node_attrs = _op_attrs(attrs, info, where)
+    return DecodedOp(node_attrs, inputs, outputs, in_names, out_names, edges, list(op.subgraph_name))
+
+
+def _decode_graph_body(msg: pb.GraphDef, at: Any, current: list[str | None],
+                       ops: Sequence[Any] | None = None, decode: Any = None) -> ir.Graph:
+    """Build the graph of ``msg``. ``ops``/``decode``: the ops (anything with ``name``, ``type`` and ``id``) and
+    ``decode(op, schema_info, where) -> DecodedOp``, when they do not come from ``msg.op`` (the dump reader's
+    templates); ``msg`` then gives only the graph's name, outputs and attrs."""
     graph = ir.Graph(msg.name)
     schema_info: dict[str, tuple[dict[str, Any], list[str]]] = {}
-    ids = [op.id for op in msg.op]
+    if ops is None:
+        ops, decode = msg.op, decode_op
+    ids = [op.id for op in ops]
     use_ids = len(set(ids)) == len(ids) and all(i >= 0 for i in ids)
     pending: list[_PendingEdge] = []
-    for op in msg.op:
+    for op in ops:
         current[0] = op.name
         where = at(msg.name, op.name)
-        attrs = dict(op.attr)
-        inputs = [_decode_desc(d, where=f"{where} input_desc[{i}]") for i, d in enumerate(op.input_desc)]
-        outputs = [_decode_desc(d, where=f"{where} output_desc[{i}]") for i, d in enumerate(op.output_desc)]
-        edges, data_inputs = _op_inputs(op, attrs, where)
-        inputs.extend(TensorDesc() for _ in range(data_inputs - len(inputs)))
-        in_names, out_names = _anchor_names(attrs, len(inputs), len(outputs))
-        info = schema_info.get(op.type)
-        if info is None:
-            info = schema_info[op.type] = _schema_info(op.type)
-        node_attrs = _op_attrs(attrs, info, where)
+        decoded = decode(op, schema_info, where)
         try:
-            node = graph.add_node(op.type, name=op.name, attrs=node_attrs, inputs=inputs, outputs=outputs,
-                                  input_names=in_names, output_names=out_names,
-                                  node_id=op.id if use_ids else None)
+            node = graph.add_node(op.type, name=op.name, attrs=decoded.attrs, inputs=decoded.inputs,
+                                  outputs=decoded.outputs, input_names=decoded.input_names,
+                                  output_names=decoded.output_names, node_id=op.id if use_ids else None)
         except ir.GraphError as exc:
             raise GeDumpError(f"{where}: {exc}") from None
-        node.subgraph_names = list(op.subgraph_name)
+        if decoded.subgraph_names:
+            node.subgraph_names = decoded.subgraph_names
         base = len(pending)
-        pending.extend(_PendingEdge(src, sp, node, dp, peer, base + k) for k, (src, sp, dp, peer) in enumerate(edges))
+        pending.extend(_PendingEdge(src, sp, node, dp, peer, base + k)
+                       for k, (src, sp, dp, peer) in enumerate(decoded.edges))
     _connect(graph, pending, at, current)
     current[0] = None
     graph_attrs = {key: _decode_attr(msg.attr[key], where=f"{at(msg.name)} attr {key!r}") for key in msg.attr}
@@ -877,13 +920,22 @@ def _op_inputs(op: pb.OpDef, attrs: dict[str, pb.AttrDef], where: str) -> tuple[
 
     ``input`` lists one entry per input anchor (``""`` when unfed) and then ``"<src>:-1"`` per control edge.
     """
-    peers = list(attrs["_src_out_peer_index_for_ge_txt_load"].list.i) \
-        if "_src_out_peer_index_for_ge_txt_load" in attrs else []
-    if len(peers) != len(op.input):
+    return input_edges(op.input, peer_indexes(attrs), where)
+
+
+def peer_indexes(attrs: dict[str, pb.AttrDef]) -> list[int]:
+    """The ``_src_out_peer_index_for_ge_txt_load`` list of an op's attrs (empty without one)."""
+    key = "_src_out_peer_index_for_ge_txt_load"
+    return list(attrs[key].list.i) if key in attrs else []
+
+
+def input_edges(entries: Sequence[str], peers: Sequence[int], where: str) -> tuple[list[tuple[str, int, int, int]], int]:
+    """:func:`_op_inputs` for the ``input`` entries of an op and its peer index list."""
+    if len(peers) != len(entries):
         peers = []  # GE's loader also falls back to file order when the list does not fit
     data_port = 0
     edges: list[tuple[str, int, int, int]] = []
-    for k, entry in enumerate(op.input):
+    for k, entry in enumerate(entries):
         try:
             parsed = _split_input(entry)
         except ValueError as exc:

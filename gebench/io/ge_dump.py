@@ -22,7 +22,7 @@ import os
 import re
 import subprocess
 import sys
-from collections.abc import Iterable, Iterator, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from pathlib import Path
 from typing import Any
 
@@ -53,6 +53,7 @@ from ._ge_dump_env import (
     sanitize_suffix,
     stage_selected,
 )
+from ._ge_dump_read import read_dump_text
 from ._ge_dump_text import ge_onnx_chunks, ge_proto_chunks
 from .proto import ge_ir_pb2
 
@@ -230,11 +231,16 @@ _ONNX_HEAD = re.compile(r"^\s*(ir_version|producer_name|opset_import|model_versi
 _FIRST_FIELD = re.compile(r"^\s*([A-Za-z_][A-Za-z0-9_]*)", re.MULTILINE)
 
 
-def load_ge_dump(path: str | os.PathLike[str]) -> ir.Graph:
+def load_ge_dump(path: str | os.PathLike[str], *, progress: Callable[[int, int], None] | None = None) -> ir.Graph:
     """Load a ge_proto dump (text ModelDef) or a binary ModelDef (AIR) as an IR graph with its subgraphs.
 
-    The content decides, not the name: current, 5-digit and nameless files all load. Cost: parsing is linear
-    in the file size (protobuf's text parser), then O(nodes + edges).
+    The content decides, not the name: current, 5-digit and nameless files all load. Cost: linear in the file
+    size; a text dump laid out as protobuf's printers (gebench's and GE's) lay it out is split at C speed and each
+    distinct op signature is parsed once (:mod:`gebench.io._ge_dump_read`), any other text is parsed whole. Then
+    O(nodes + edges).
+
+    ``progress(done, total)``, when given, is called with character counts as a text dump is read (at most about
+    a hundred calls, the last one with ``done == total``; not called for binary files or text parsed whole).
 
     Raises:
         GeDumpError: the file is missing, is a ge_onnx or ge_readable dump, is truncated or malformed (the
@@ -257,9 +263,11 @@ def load_ge_dump(path: str | os.PathLike[str]) -> ir.Graph:
     except UnicodeDecodeError as exc:
         line = data[: exc.start].count(b"\n") + 1
         raise GeDumpError(f"{path}:{line}: not UTF-8 text ({exc.reason}); is this a GE dump?") from None
+    del data  # the text is as large: hold one of them while parsing
     try:
-        return parse_ge_dump_text(text, source=str(path))
+        return parse_ge_dump_text(text, source=str(path), progress=progress)
     except GeDumpError:
+        data = text.encode("utf-8")
         model = _binary_model_or_none(data)  # a binary ModelDef whose first bytes happen to look like text
         if model is None:
             raise
@@ -275,14 +283,20 @@ def _binary_model_or_none(data: bytes) -> ge_ir_pb2.ModelDef | None:
     return model if model.graph and model.graph[0].op else None
 
 
-def parse_ge_dump_text(text: str, *, source: str = "<text>") -> ir.Graph:
-    """Parse the text of a ge_proto dump. See :func:`load_ge_dump` for what is accepted and raised.
+def parse_ge_dump_text(text: str, *, source: str = "<text>",
+                       progress: Callable[[int, int], None] | None = None) -> ir.Graph:
+    """Parse the text of a ge_proto dump. See :func:`load_ge_dump` for what is accepted and raised, and for
+    ``progress``.
 
-    Large dumps are parsed by protobuf's C++ text parser (``protoc --encode`` from grpcio-tools) when that is
+    Text laid out as protobuf's printers lay it out is read by :func:`~gebench.io._ge_dump_read.read_dump_text`.
+    Other large text is parsed by protobuf's C++ text parser (``protoc --encode`` from grpcio-tools) when that is
     installed, which is about ten times faster than the pure-Python parser; anything it rejects is parsed again
     by the Python parser, whose errors carry the line and column.
     """
     _refuse_other_kinds(text, source)
+    graph = read_dump_text(text, source, progress)
+    if graph is not None:
+        return graph
     model = _parse_with_protoc(text, source)
     if model is not None:
         return decode_model(model, source=source, locate=_LineIndex(text).locate)
