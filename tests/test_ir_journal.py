@@ -11,10 +11,9 @@ import gebench
 from gebench import ir
 from gebench.fusion.snapshots import SnapshotMap
 from gebench.ir import Graph, GraphError, GraphJournal, TensorDesc, first_difference
+from ir_mutations import STRUCTURAL, mutate
 
-OPS = st.sampled_from(["add_node", "add_edge", "remove_edge", "remove_node", "add_control", "remove_control",
-                       "replace_uses", "rename", "retype", "place", "set_attr", "set_desc", "add_anchor",
-                       "journal", "subgraph"])
+OPS = st.sampled_from([*STRUCTURAL, "set_attr", "set_desc", "add_anchor", "journal", "subgraph"])
 
 
 def _random_graph(n: int) -> Graph:
@@ -29,34 +28,10 @@ def _random_graph(n: int) -> Graph:
 
 
 def _mutate(g: Graph, op: str, a: int, b: int, port: int) -> None:
+    """A structural mutation (``ir_mutations.mutate``) or an in-place change announced with ``touch``."""
     nodes = g.nodes()
-    if op == "add_node" or not nodes:
-        g.add_node(f"Op{a % 3}", inputs=1 + port % 3, outputs=1 + port % 2)
-    elif op == "add_edge":
-        src, dst = nodes[a % len(nodes)], nodes[b % len(nodes)]
-        g.add_edge(src, port % len(src.outputs), dst, port % len(dst.inputs))
-    elif op == "remove_edge":
-        edges = g.data_edges()
-        if edges:
-            g.remove_edge(*edges[a % len(edges)])
-    elif op == "remove_node":
-        g.remove_node(nodes[a % len(nodes)])
-    elif op == "add_control":
-        g.add_control_edge(nodes[a % len(nodes)], nodes[b % len(nodes)])
-    elif op == "remove_control":
-        edges = g.control_edges()
-        if edges:
-            g.remove_control_edge(*edges[a % len(edges)])
-    elif op == "replace_uses":
-        src, dst = nodes[a % len(nodes)], nodes[b % len(nodes)]
-        g.replace_all_uses(src, 0, dst, 0)
-    elif op == "rename":
-        g.rename(nodes[a % len(nodes)], f"r{b}")
-    elif op == "retype":
-        g.set_op_type(nodes[a % len(nodes)], f"Op{b % 4}")
-    elif op == "place":
-        new = g.add_node("Placed", inputs=1, outputs=1)
-        g.place_between([new], after=[nodes[a % len(nodes)]], before=[nodes[b % len(nodes)]])
+    if op in STRUCTURAL or not nodes:
+        mutate(g, op if nodes else "add_node", a, b, port)
     elif op == "set_attr":
         node = nodes[a % len(nodes)]
         g.touch(node)
