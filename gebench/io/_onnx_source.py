@@ -45,6 +45,7 @@ from typing import Any
 import numpy as np
 import onnx
 from onnx.onnx_cpp2py_export import checker as _c_checker
+from onnx.onnx_cpp2py_export import shape_inference as _c_shape_inference
 
 from gebench import ir
 
@@ -87,6 +88,7 @@ _RAW_DTYPES: dict[int, np.dtype] = {
 _MODEL_GRAPH = 7
 _MODEL_FUNCTIONS = 25
 _GRAPH_INITIALIZER = 5
+_GRAPH_VALUE_INFO = 13
 _TENSOR_SEGMENT = 3
 _TENSOR_RAW_DATA = 9
 _TENSOR_EXTERNAL_DATA = 13
@@ -209,28 +211,45 @@ def _graph_initializers(data: bytes, start: int, end: int) -> list[_Initializer]
 
 
 def _tensor_fields(data: bytes, tag_pos: int, start: int, end: int) -> _Initializer:
+    """Where the raw data of the TensorProto ``data[start:end]`` is, and whether it is stored externally.
+    O(fields); one-byte tags and lengths (nearly all of them) are read inline."""
     init = _Initializer(tag_pos, start, end)
     pos = start
     while pos < end:
         field_pos = pos
-        tag, pos = _varint(data, pos)
-        field, wire_type = tag >> 3, tag & 7
-        if field == _TENSOR_RAW_DATA and wire_type == 2:
-            length, body = _varint(data, pos)
-            pos = body + length
-            if pos > end:
-                raise _Malformed("raw_data runs past its tensor")
-            init.raw_tag, init.raw_start, init.raw_end = field_pos, body, pos
-            continue
-        if field == _TENSOR_SEGMENT:
-            raise _Malformed("segmented tensor")
-        if field == _TENSOR_EXTERNAL_DATA or (field == _TENSOR_DATA_LOCATION and wire_type == 0):
-            if field == _TENSOR_DATA_LOCATION:
+        tag = data[pos]
+        if tag < 0x80:
+            pos += 1
+        else:
+            tag, pos = _varint(data, pos)
+        wire_type = tag & 7
+        if wire_type == 0:
+            if tag >> 3 == _TENSOR_DATA_LOCATION:
                 value, pos = _varint(data, pos)
                 init.external = init.external or value == onnx.TensorProto.EXTERNAL
-                continue
+            else:
+                while data[pos] >= 0x80:
+                    pos += 1
+                pos += 1
+            continue
+        if wire_type != 2:
+            pos = _skip(data, pos, wire_type, end)
+            continue
+        length = data[pos]
+        if length < 0x80:
+            body = pos + 1
+        else:
+            length, body = _varint(data, pos)
+        pos = body + length
+        field = tag >> 3
+        if field == _TENSOR_RAW_DATA:
+            init.raw_tag, init.raw_start, init.raw_end = field_pos, body, pos
+        elif field == _TENSOR_EXTERNAL_DATA:
             init.external = True
-        pos = _skip(data, pos, wire_type, end)
+        elif field == _TENSOR_SEGMENT:
+            raise _Malformed("segmented tensor")
+    if pos != end:
+        raise _Malformed("a tensor field runs past its tensor")
     return init
 
 
@@ -297,9 +316,10 @@ class ModelFile:
     """A model read by :func:`read_model_file`.
 
     Attributes:
-        proto: the ModelProto after ONNX shape inference (or as read when inference failed). The raw data of
-            large initializers of the main graph may be missing from it, and external ones still point to their
-            files: read initializer values with :meth:`value`.
+        proto: the ModelProto after ONNX shape inference (or as read when inference failed), with its main
+            graph's value infos moved to :attr:`value_info`. The raw data of large initializers of the main graph
+            may be missing from it, and external ones still point to their files: read initializer values with
+            :meth:`value`.
         inferred: whether ONNX shape inference succeeded.
     """
 
@@ -309,6 +329,9 @@ class ModelFile:
     _inits: list[_Initializer]
     _external: _ExternalFiles
     _source: str
+    #: the main graph's value infos (after inference) when they are kept apart from :attr:`proto` (whose
+    #: graph then has none): a reader drops it once read, then calls :func:`release_free_heap`
+    value_info: onnx.GraphProto | None = None
 
     def value(self, index: int, tensor: onnx.TensorProto) -> ir.TensorValue:
         """The value of initializer ``index`` of the main graph (``tensor`` is that initializer of :attr:`proto`).
@@ -477,17 +500,56 @@ def _read(path: Path, source: str, check: Callable[[onnx.ModelProto, str], None]
         if restored:
             skeleton = proto.SerializeToString()
     del proto
+    value_info = None
     try:
-        inferred = onnx.shape_inference.infer_shapes(skeleton)
+        out = _c_shape_inference.infer_shapes(skeleton, False, False, False)  # what infer_shapes(model) runs
         ok = True
-        release_free_heap()  # inference's parse and serialisation
     except Exception as exc:  # inference is best effort; GE does not need it
         _log.info("%s: ONNX shape inference failed (%s); descs come from gebench's inference", source, exc)
-        inferred = onnx.ModelProto.FromString(skeleton)
+        out = skeleton
         ok = False
+    del skeleton
+    release_free_heap()  # inference's parse and serialisation
+    if ok:
+        out, vi_graph = _split_value_info(out)
+        value_info = onnx.GraphProto.FromString(vi_graph)
+        del vi_graph
+    inferred = onnx.ModelProto.FromString(out)
+    del out
     if len(inferred.graph.initializer) != len(inits):
         raise _Malformed("initializer count changed by inference")
-    return ModelFile(inferred, ok, data, inits, external, source)
+    return ModelFile(inferred, ok, data, inits, external, source, value_info)
+
+
+def _split_value_info(model: bytes) -> tuple[bytes, bytes]:
+    """(``model`` without its main graph's ``value_info``, a serialized GraphProto holding only those entries).
+
+    The importer reads value infos once, before it converts any node, so they can live in a message of their
+    own that is freed then. O(graph fields) Python steps, no decoding of nodes.
+    """
+    graph_tag, start, end, _ = _model_fields(model)
+    keep: list[bytes] = []
+    infos: list[bytes] = []
+    run_start, run_is_info = start, False
+    pos = start
+    while pos < end:
+        field_start = pos
+        tag = model[pos]
+        if tag < 0x80:
+            pos += 1
+        else:
+            tag, pos = _varint(model, pos)
+        pos = _skip(model, pos, tag & 7, end)
+        is_info = tag == (_GRAPH_VALUE_INFO << 3 | 2)
+        if is_info != run_is_info:
+            (infos if run_is_info else keep).append(model[run_start:field_start])
+            run_start, run_is_info = field_start, is_info
+    (infos if run_is_info else keep).append(model[run_start:end])
+    if not any(infos):
+        return model, b""
+    body = b"".join(keep)
+    return b"".join((model[:graph_tag], _encode_varint(_MODEL_GRAPH << 3 | 2), _encode_varint(len(body)), body,
+                     model[end:])), b"".join(infos)
 
 
 #: A 10-byte varint (a negative int64) after the tag of field 1: how ``TensorShapeProto.Dimension.dim_value`` (and

@@ -40,7 +40,7 @@ from ._onnx_common import (
     tensor_value_from_proto,
 )
 from ._onnx_fallback_anchors import fallback_anchor_names
-from ._onnx_source import read_model_file
+from ._onnx_source import read_model_file, release_free_heap
 
 __all__ = ["load_onnx", "OnnxImportError", "UnsupportedOnnxOpError", "UnsupportedNode", "supported_onnx_ops",
            "produced_ge_types", "register_with_api"]
@@ -128,6 +128,8 @@ def _load(model: Any, *, input_format: str, net_output: bool, base_dir: Any) -> 
     # naming the node.
     opsets = {("" if imp.domain in _DEFAULT_DOMAINS else imp.domain): int(imp.version) for imp in inferred.opset_import}
     shared = _Shared(source, fmt, opsets, values)
+    if fast is not None:
+        shared.value_info, fast.value_info = fast.value_info, None  # the importer drops it once read
     name = inferred.graph.name or Path(source).stem or "graph"
     return _Importer(inferred.graph, shared, name).run_root(net_output=net_output)
 
@@ -221,6 +223,8 @@ class _Shared:
         self.source = source
         #: value of the main graph's initializer ``i`` (views of the file's bytes), or None: from the proto
         self.values = values
+        #: the main graph's value infos when the model file keeps them apart (dropped once read)
+        self.value_info: onnx.GraphProto | None = None
         self.data_format = data_format
         self.opsets = opsets
         self.partition_counter = 0
@@ -290,9 +294,22 @@ _DT_FLOAT, _DT_UNDEFINED = ir.DataType.DT_FLOAT, ir.DataType.DT_UNDEFINED
 _FORMAT_ND, _FORMAT_RESERVED = ir.Format.FORMAT_ND, ir.Format.FORMAT_RESERVED
 
 
+_new_desc = object.__new__
+_TensorDesc = ir.TensorDesc
+
+
 def _default_desc() -> ir.TensorDesc:
-    """``TensorDesc()`` (DT_FLOAT, scalar, ND) without the constructor's normalisation."""
-    return ir.trusted_desc(_DT_FLOAT, (), _FORMAT_ND, _FORMAT_ND, ())
+    """``TensorDesc()`` (DT_FLOAT, scalar, ND) without the constructor's normalisation (made for every anchor of
+    every node; :func:`gebench.ir.trusted_desc` with these fields, in one call)."""
+    desc = _new_desc(_TensorDesc)
+    desc.dtype = _DT_FLOAT
+    desc.shape = ()
+    desc.format = _FORMAT_ND
+    desc.origin_format = _FORMAT_ND
+    desc.origin_shape = ()
+    desc.origin_dtype = None
+    desc.attrs = {}
+    return desc
 
 
 def _placeholder_desc() -> ir.TensorDesc:
@@ -477,10 +494,12 @@ class _Importer:
     # ---- value info
     def _collect_info(self, g: onnx.GraphProto) -> None:
         """dtype and shape of every tensor ONNX (after its inference) knows. Types repeat: each distinct
-        serialized TypeProto is parsed once, and equal types share one (dtype, shape) tuple."""
+        serialized TypeProto is parsed once, and equal types share one (dtype, shape) tuple. The main graph's
+        value infos may come apart from ``g`` (see :class:`~gebench.io._onnx_source.ModelFile`)."""
         info = self.info
         parsed_types: dict[bytes, tuple[ir.DataType, tuple[int, ...] | None] | None] = {}
-        for infos in (g.input, g.value_info, g.output):
+        apart = self.shared.value_info if self.parent is None else None
+        for infos in (g.input, g.value_info if apart is None else apart.value_info, g.output):
             for vi in infos:
                 key = vi.type.SerializeToString()
                 try:
@@ -491,6 +510,10 @@ class _Importer:
                     info[vi.name] = parsed
         for t in g.initializer:
             info[t.name] = (onnx_to_ge_dtype(t.data_type), tuple(t.dims))
+        if apart is not None:
+            self.shared.value_info = None  # read once: free it now (the conversion holds much else)
+            del apart
+            release_free_heap()
 
     # ---- graph inputs and constants
     def _add_data_nodes(self, inputs: Iterable[onnx.ValueInfoProto]) -> None:
@@ -616,6 +639,9 @@ class _Importer:
         emitted = ctx.emitted
         if not emitted:
             raise RuntimeError(f"converter for {ctx.op_type} emitted no node for {ctx.name!r}")
+        if len(emitted) == 1 and self.streaming:
+            self._finish_one(ctx, emitted[0], expands)
+            return
         if len(emitted) == 1:
             final = [ctx.name]
         else:
@@ -666,6 +692,43 @@ class _Importer:
         for em in emitted:
             self._fill_node(em.node, em)
 
+    def _finish_one(self, ctx: OpContext, em: Emitted, expands: bool) -> None:
+        """:meth:`_finish` of a converter that emitted one node, while streaming: the same steps in one pass."""
+        graph = self.graph
+        producers = self.producers
+        node = em.node
+        name = ctx.name
+        if node._name != name:
+            if graph.find(name) is not None:
+                name = graph.fresh_name(name)
+            graph.rename(node, name)
+        if expands:
+            node.attrs["_datadump_original_op_names"] = [ctx.name]
+        port = 0
+        for tensor in em.outputs:
+            if tensor is not None:
+                producers[tensor] = (node, port)
+            port += 1
+        sources = []
+        for tensor in em.inputs:
+            if tensor is None:
+                sources.append(None)
+                continue
+            src = producers.get(tensor)
+            if src is None:
+                self.streaming = False  # a forward reference: the rest goes through _wire/_fill_descs
+                self.pending.append(em)
+                return
+            sources.append(src)
+        inputs = node.inputs
+        port = 0
+        for src in sources:
+            if src is not None:
+                graph.add_edge_trusted(src[0], src[1], node, port)
+                _set_desc(inputs[port], src[0].outputs[src[1]])
+            port += 1
+        self._fill_outputs(node, em)
+
     # ---- edges and descs
     def _wire(self) -> None:
         """Add the edges of the nodes left in ``pending`` (the whole graph after a forward reference), in
@@ -703,11 +766,15 @@ class _Importer:
             if prod is not None:
                 _set_desc(node.inputs[port], prod[0].outputs[prod[1]])
             port += 1
+        self._fill_outputs(node, em)
+
+    def _fill_outputs(self, node: ir.Node, em: Emitted) -> None:
+        """:meth:`_fill_node` after the input descs: input formats, then the output descs and formats."""
         for port, fmt in em.input_formats.items():
             if port < len(node.inputs) and not node.inputs[port].is_placeholder:
                 node.inputs[port].format = fmt
                 node.inputs[port].origin_format = fmt
-        if node.op_type != "Const":
+        if node._op_type != "Const":
             known: dict[int, tuple[ir.DataType, tuple[int, ...]]] = {}
             info = self.info
             port = 0
