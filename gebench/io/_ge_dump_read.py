@@ -27,6 +27,7 @@ from google.protobuf import text_encoding, text_format
 from gebench import ir
 
 from . import _ge_dump_codec as codec
+from ._progress import Progress
 from .proto import ge_ir_pb2 as pb
 
 __all__ = ["read_dump_text"]
@@ -331,8 +332,7 @@ def _read(text: str, source: str, progress: Callable[[int, int], None] | None) -
     shells: list[str] = []
     bodies: list[tuple[list[_Op], Any]] = []
     total = len(text)
-    step = max(total // 100, 1 << 20)
-    reported = 0
+    counted = Progress(progress, total)
     for is_message, start, stop in _blocks(text, 0, total, ""):
         if not (is_message and text.startswith("graph {\n", start)):
             rest.append(text[start:stop])
@@ -343,9 +343,7 @@ def _read(text: str, source: str, progress: Callable[[int, int], None] | None) -
         for sub_message, a, b in _blocks(text, start + len("graph {\n"), stop - 2, "  "):
             if sub_message and text.startswith(_OP_OPEN, a):
                 ops.append(reader.op(text[a + len(_OP_OPEN):b - len(_OP_CLOSE) + 1]))
-                if progress is not None and b - reported >= step:
-                    reported = b
-                    progress(b, total)
+                counted.advance(b - counted.done)
             else:
                 shell.append(text[a:b])
         shells.append("".join(shell))
@@ -361,6 +359,5 @@ def _read(text: str, source: str, progress: Callable[[int, int], None] | None) -
     _log.debug("%s: %d ops, %d distinct op signatures", source, sum(len(ops) for ops, _ in bodies),
                len(reader.templates))
     graph = codec.decode_model(model, source=source, bodies=bodies)
-    if progress is not None:
-        progress(total, total)
+    counted.finish()
     return graph

@@ -154,8 +154,9 @@ _GraphDef = _ordered_class(lambda m: m.graph.add())
 class _ProtoText:
     """Pieces of one ``ge_proto`` dump (caches live as long as one dump)."""
 
-    def __init__(self, options: codec.EncodeOptions) -> None:
+    def __init__(self, options: codec.EncodeOptions, advance: Callable[[int], None]) -> None:
         self.options = options
+        self._advance = advance
         self._attrs: dict[tuple, str] = {}
         self._descs: dict[tuple, str] = {}
         self._tensors: dict[tuple, tuple[str, str]] = {}
@@ -204,8 +205,10 @@ class _ProtoText:
                 text = "  op {\n" + _indent(codec.model_text(holder), 4) + "  }\n"
             batch.append(text)
             if len(batch) >= 256:
+                self._advance(len(batch))
                 yield "".join(batch)
                 batch = []
+        self._advance(len(batch))
         yield "".join(batch)
         shell = _GraphDef()
         codec._encode_graph_attrs(graph, shell, self.options, root=root)
@@ -404,14 +407,19 @@ _VT_INT = codec._VT.VT_LIST_INT
 _DEFAULT_OPTIONS = codec.EncodeOptions()
 
 
-def ge_proto_chunks(graph: ir.Graph, options: codec.EncodeOptions = _DEFAULT_OPTIONS, *,
-                    model_name: str = "") -> Iterator[str]:
+def _ignore(count: int) -> None:
+    return None
+
+
+def ge_proto_chunks(graph: ir.Graph, options: codec.EncodeOptions = _DEFAULT_OPTIONS, *, model_name: str = "",
+                    advance: Callable[[int], None] = _ignore) -> Iterator[str]:
     """The text of ``encode_model(graph, options, model_name=...)`` as :func:`model_text` prints it, in chunks.
+    ``advance(n)`` is called as the ops of ``n`` more nodes (of the graph and its subgraphs) are made.
 
     Raises:
         GeDumpError: as :func:`encode_model` (raised while iterating).
     """
-    return _ProtoText(options).chunks(ir.as_graph(graph), model_name)
+    return _ProtoText(options, advance).chunks(ir.as_graph(graph), model_name)
 
 
 # ------------------------------------------------------------------------------------------------ ge_onnx
@@ -421,8 +429,9 @@ _AT = onnx_pb.AttributeProto
 class _OnnxText:
     """Pieces of one ``ge_onnx`` dump (caches live as long as one dump)."""
 
-    def __init__(self, level: DumpLevel) -> None:
+    def __init__(self, level: DumpLevel, advance: Callable[[int], None]) -> None:
         self.level = level
+        self._advance = advance
         self.full = level == DumpLevel.DUMP_ALL
         self._entries: dict[tuple, str] = {}
         self._descs: dict[tuple, list[tuple[str, str]]] = {}
@@ -460,8 +469,10 @@ class _OnnxText:
         for node in nodes:
             batch.append(self._node(graph, node, literal, indent))
             if len(batch) >= 256:
+                self._advance(len(batch))
                 yield "".join(batch)
                 batch = []
+        self._advance(len(batch))
         yield "".join(batch)
 
     def _node(self, graph: ir.Graph, node: ir.Node, literal: dict[int, str], indent: int) -> str:
@@ -656,6 +667,8 @@ class _OnnxText:
         return entries
 
 
-def ge_onnx_chunks(graph: ir.Graph, level: DumpLevel, *, producer_name: str = "GE") -> Iterator[str]:
-    """The text of ``encode_onnx_model(graph, level)`` as ``str()`` prints it, in chunks."""
-    return _OnnxText(DumpLevel(level)).chunks(ir.as_graph(graph), producer_name)
+def ge_onnx_chunks(graph: ir.Graph, level: DumpLevel, *, producer_name: str = "GE",
+                   advance: Callable[[int], None] = _ignore) -> Iterator[str]:
+    """The text of ``encode_onnx_model(graph, level)`` as ``str()`` prints it, in chunks. ``advance(n)`` is
+    called as the nodes of ``n`` more nodes (of the graph and its subgraphs) are made."""
+    return _OnnxText(DumpLevel(level), advance).chunks(ir.as_graph(graph), producer_name)

@@ -22,6 +22,7 @@ import os
 import re
 import subprocess
 import sys
+import time
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from pathlib import Path
 from typing import Any
@@ -38,6 +39,7 @@ from ._ge_dump_codec import (
     EncodeOptions,
     GeDumpError,
     OpaqueAttr,
+    _all_subgraphs,
     decode_model,
     graph_outputs,
 )
@@ -55,6 +57,7 @@ from ._ge_dump_env import (
 )
 from ._ge_dump_read import read_dump_text
 from ._ge_dump_text import ge_onnx_chunks, ge_proto_chunks
+from ._progress import Progress
 from .proto import ge_ir_pb2
 
 __all__ = [
@@ -97,21 +100,26 @@ def dump_text(graph: ir.Graph, kind: str = "ge_proto", level: DumpLevel | int = 
     return "".join(dump_chunks(graph, kind, level))
 
 
-def dump_chunks(graph: ir.Graph, kind: str = "ge_proto", level: DumpLevel | int = DumpLevel.DUMP_ALL) -> Iterator[str]:
+def dump_chunks(graph: ir.Graph, kind: str = "ge_proto", level: DumpLevel | int = DumpLevel.DUMP_ALL, *,
+                advance: Callable[[int], None] | None = None) -> Iterator[str]:
     """:func:`dump_text` in pieces, for writing a file without holding its whole text: the text protobuf's printer
     gives for the encoded model (:mod:`gebench.io._ge_dump_text` builds it from cached per-value pieces).
+    ``advance(n)``, when given, is called as ``n`` more nodes (of the graph and its subgraphs) are written.
 
     Raises:
         ValueError: unknown kind or a level outside 1-3 (at once).
         GeDumpError: an attr value GE cannot store (while iterating).
     """
     level = _check_level(level)
+    advance = advance or _ignore
     if kind == "ge_proto":
-        return ge_proto_chunks(graph, _options(level))
+        return ge_proto_chunks(graph, _options(level), advance=advance)
     if kind == "onnx":
-        return ge_onnx_chunks(graph, level)
+        return ge_onnx_chunks(graph, level, advance=advance)
     if kind == "readable":
-        return iter([_readable(ir.as_graph(graph))])
+        text = _readable(ir.as_graph(graph))
+        advance(_node_count(ir.as_graph(graph)))
+        return iter([text])
     raise ValueError(f"unknown dump kind {kind!r}; expected one of {FORMATS}")
 
 
@@ -135,6 +143,7 @@ def write_dumps(
     stages: str | int | None = None,
     start_index: int = 0,
     aclop: bool = False,
+    progress: Callable[[int, int], None] | None = None,
 ) -> list[Path]:
     """Write GE-style dumps of stage snapshots and return the paths written, in order.
 
@@ -152,6 +161,9 @@ def write_dumps(
         stages: a DUMP_GRAPH_LEVEL value filtering the suffixes (``None`` writes every snapshot given).
         start_index: first file index.
         aclop: use the single-op scene names (``..._aclop_graph_<id>_...``).
+        progress: called as ``progress(done, total)`` with counts of nodes written (``total`` sums the nodes,
+            subgraphs included, of every file to write; at most about a hundred calls, the last with ``done ==
+            total``).
 
     Raises:
         ValueError: a bad level or format name.
@@ -169,18 +181,35 @@ def write_dumps(
     except OSError as exc:
         raise GeDumpError(f"cannot create dump directory {directory}: {exc}") from exc
     counters = {kind: start_index for kind in kinds}
-    written: list[Path] = []
+    selected = {}
     for suffix, graph in snapshots.items():
         if stages is not None and not stage_selected(suffix, stages):
             _log.debug("stage %s not selected by DUMP_GRAPH_LEVEL=%s", suffix, stages)
             continue
-        for kind in (k for k in FORMATS if k in kinds):
+        selected[suffix] = graph
+    ordered = [k for k in FORMATS if k in kinds]
+    counted = Progress(progress, sum(_node_count(ir.as_graph(g)) for g in selected.values()) * len(ordered)
+                       if progress is not None else 0)
+    written: list[Path] = []
+    for suffix, graph in selected.items():
+        for kind in ordered:
             path = directory / dump_file_name(kind, counters[kind], suffix, graph_id=graph_id, aclop=aclop)
-            _write_atomically(path, dump_chunks(graph, kind, level))  # streamed: the text is never whole
+            start = time.perf_counter()
+            _write_atomically(path, dump_chunks(graph, kind, level, advance=counted.advance))  # streamed
             counters[kind] += 1
             written.append(path)
-            _log.info("wrote %s", path)
+            _log.info("wrote %s in %.1f s", path, time.perf_counter() - start)
+    counted.finish()
     return written
+
+
+def _node_count(graph: ir.Graph) -> int:
+    """Nodes of ``graph`` and of every subgraph below it."""
+    return len(graph) + sum(len(sub) for sub in _all_subgraphs(graph))
+
+
+def _ignore(count: int) -> None:
+    return None
 
 
 def write_dumps_from_env(snapshots: Mapping[str, ir.Graph], *, graph_id: int = 0,

@@ -13,6 +13,7 @@ from __future__ import annotations
 import dataclasses
 import logging
 import os
+import time
 from collections.abc import Callable, Iterable
 from pathlib import Path
 from typing import Any
@@ -41,6 +42,7 @@ from ._onnx_common import (
 )
 from ._onnx_fallback_anchors import fallback_anchor_names
 from ._onnx_source import read_model_file, release_free_heap
+from ._progress import Progress
 
 __all__ = ["load_onnx", "OnnxImportError", "UnsupportedOnnxOpError", "UnsupportedNode", "supported_onnx_ops",
            "produced_ge_types", "register_with_api"]
@@ -74,6 +76,7 @@ def load_onnx(
     input_format: str = "NCHW",
     net_output: bool = True,
     base_dir: str | os.PathLike[str] | None = None,
+    progress: Callable[[int, int], None] | None = None,
 ) -> ir.Graph:
     """Import an ONNX model as GE's ONNX parser would.
 
@@ -82,10 +85,16 @@ def load_onnx(
         input_format: format of the Data nodes, like ATC's ``--input_format`` (``"NCHW"`` or ``"ND"``).
         net_output: add GE's ``Node_Output`` NetOutput for the graph outputs.
         base_dir: folder of external-data files when ``model`` is a ModelProto.
+        progress: called as ``progress(done, total)`` while the main graph's initializers and nodes are
+            converted (``total`` is their count; at most about a hundred calls, the last with ``done ==
+            total``). Checking and ONNX shape inference come first and report nothing.
 
     Returns:
-        A new ``ir.Graph``, built only through the Graph API (so ``verify()`` holds); nothing is shared with
-        the ModelProto.
+        A new ``ir.Graph``, built only through the Graph API (so ``verify()`` holds). From a file, the
+        initializers' Const values are read-only numpy views of the file's bytes (of a memory map of an
+        external-data file): nothing is copied, and those bytes (mappings) stay alive with the values. External
+        data files must not be truncated or rewritten in place while the graph lives. From a ModelProto, nothing
+        is shared with it.
 
     Raises:
         OnnxImportError: the file is missing or not ONNX, ``onnx.checker`` rejects the model (two writers of one
@@ -98,11 +107,18 @@ def load_onnx(
     """
     # Building tens of thousands of small objects triggers many full cyclic-GC passes that find nothing
     # (the graph holds no garbage cycles yet); pausing the collector roughly halves the import time.
+    start = time.perf_counter()
     with ir.collector_paused():
-        return _load(model, input_format=input_format, net_output=net_output, base_dir=base_dir)
+        graph = _load(model, input_format=input_format, net_output=net_output, base_dir=base_dir,
+                      progress=progress)
+    elapsed = time.perf_counter() - start
+    if elapsed > 1.0:
+        _log.info("imported %s: %d nodes in %.1f s", graph.name, len(graph), elapsed)
+    return graph
 
 
-def _load(model: Any, *, input_format: str, net_output: bool, base_dir: Any) -> ir.Graph:
+def _load(model: Any, *, input_format: str, net_output: bool, base_dir: Any,
+          progress: Callable[[int, int], None] | None) -> ir.Graph:
     fast = None
     if isinstance(model, (str, os.PathLike)) and Path(model).is_file():
         # the file's weights become views of its bytes; None: the general path below reads it
@@ -128,6 +144,7 @@ def _load(model: Any, *, input_format: str, net_output: bool, base_dir: Any) -> 
     # naming the node.
     opsets = {("" if imp.domain in _DEFAULT_DOMAINS else imp.domain): int(imp.version) for imp in inferred.opset_import}
     shared = _Shared(source, fmt, opsets, values)
+    shared.progress = Progress(progress, len(inferred.graph.initializer) + len(inferred.graph.node))
     if fast is not None:
         shared.value_info, fast.value_info = fast.value_info, None  # the importer drops it once read
     name = inferred.graph.name or Path(source).stem or "graph"
@@ -225,6 +242,8 @@ class _Shared:
         self.values = values
         #: the main graph's value infos when the model file keeps them apart (dropped once read)
         self.value_info: onnx.GraphProto | None = None
+        #: counts the main graph's initializers and nodes as they are converted
+        self.progress = Progress(None, 0)
         self.data_format = data_format
         self.opsets = opsets
         self.partition_counter = 0
@@ -278,6 +297,10 @@ class _Template:
     defaults: dict[str, Any]
     #: defaults whose values are mutable (each node gets a copy); the others are shared
     mutable_defaults: tuple[str, ...] = ()
+
+
+def _no_progress(count: int = 1) -> None:
+    return None
 
 
 def _fresh(value: Any) -> Any:
@@ -452,6 +475,7 @@ class _Importer:
             raise UnsupportedOnnxOpError(self.source, self.shared.unsupported)
         for node, sub in self.shared.subgraphs:
             graph.add_subgraph(sub, parent_node=node)
+        self.shared.progress.finish()
         return graph
 
     def build(self, *, net_output: bool) -> ir.Graph | None:
@@ -466,7 +490,9 @@ class _Importer:
         self._add_initializers(g.initializer)
         names = self._node_names(g.node)
         failed = False
+        advance = self.shared.progress.advance if self.parent is None else _no_progress
         for onnx_node, name in zip(g.node, names, strict=True):
+            advance()
             if onnx_node.op_type == "Constant" and onnx_node.domain in _DEFAULT_DOMAINS:
                 self._add_constant(onnx_node, name)
                 continue
@@ -548,8 +574,10 @@ class _Importer:
 
     def _add_initializers(self, initializers: Iterable[onnx.TensorProto]) -> None:
         values = self.shared.values if self.parent is None else None
+        advance = self.shared.progress.advance if self.parent is None else _no_progress
         ordered = sorted(enumerate(initializers), key=lambda item: item[1].name)
         for k, (index, tensor) in enumerate(ordered):
+            advance()
             if values is not None:
                 value = values(index, tensor)
             else:
