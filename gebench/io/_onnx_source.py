@@ -49,7 +49,7 @@ from onnx.onnx_cpp2py_export import shape_inference as _c_shape_inference
 
 from gebench import ir
 
-from ._onnx_common import MAX_OPSET, MIN_OPSET, onnx_to_ge_dtype, tensor_value_from_proto
+from ._onnx_common import MAX_OPSET, MIN_OPSET, OnnxImportError, onnx_to_ge_dtype, tensor_value_from_proto
 
 __all__ = ["ModelFile", "read_model_file", "release_free_heap", "STRIP_BYTES"]
 
@@ -332,6 +332,8 @@ class ModelFile:
     #: the main graph's value infos (after inference) when they are kept apart from :attr:`proto` (whose
     #: graph then has none): a reader drops it once read, then calls :func:`release_free_heap`
     value_info: onnx.GraphProto | None = None
+    #: where the external initializers put inline for inference (see ``_read``) keep their bytes, by index
+    _located: dict[int, tuple[Any, int, int]] = dataclasses.field(default_factory=dict)
 
     def value(self, index: int, tensor: onnx.TensorProto) -> ir.TensorValue:
         """The value of initializer ``index`` of the main graph (``tensor`` is that initializer of :attr:`proto`).
@@ -345,7 +347,13 @@ class ModelFile:
         """
         init = self._inits[index]
         if init.external:
-            buf, offset, length = self._external.locate(tensor)
+            located = self._located.get(index)
+            if located is None:
+                try:
+                    located = self._external.locate(tensor)
+                except _Malformed as exc:  # checked when the file was read: the data file changed since
+                    raise OnnxImportError(f"{self._source}: {exc}") from None
+            buf, offset, length = located
         else:
             buf, offset, length = self._data, init.raw_start, init.raw_end - init.raw_start
         raw_dtype = _RAW_DTYPES.get(tensor.data_type)
@@ -481,6 +489,7 @@ def _read(path: Path, source: str, check: Callable[[onnx.ModelProto, str], None]
         for index, tensor in enumerate(proto.graph.initializer):
             if inits[index].external:
                 _check_external(external, tensor)
+    located: dict[int, tuple[Any, int, int]] = {}
     if big or n_external:
         keep = _read_by_inference(proto, functions)
         stripped = set(big)
@@ -491,7 +500,7 @@ def _read(path: Path, source: str, check: Callable[[onnx.ModelProto, str], None]
                 continue
             restored = True
             if init.external:
-                buf, offset, length = external.locate(tensor)
+                buf, offset, length = located[index] = external.locate(tensor)
                 tensor.raw_data = b"" if buf is None else bytes(buf[offset:offset + length])
                 tensor.data_location = onnx.TensorProto.DEFAULT
                 del tensor.external_data[:]
@@ -518,7 +527,7 @@ def _read(path: Path, source: str, check: Callable[[onnx.ModelProto, str], None]
     del out
     if len(inferred.graph.initializer) != len(inits):
         raise _Malformed("initializer count changed by inference")
-    return ModelFile(inferred, ok, data, inits, external, source, value_info)
+    return ModelFile(inferred, ok, data, inits, external, source, value_info, located)
 
 
 def _split_value_info(model: bytes) -> tuple[bytes, bytes]:
