@@ -541,6 +541,7 @@ def _split_value_info(model: bytes) -> tuple[bytes, bytes]:
     infos: list[bytes] = []
     run_start, run_is_info = start, False
     pos = start
+    info_tag = _GRAPH_VALUE_INFO << 3 | 2
     while pos < end:
         field_start = pos
         tag = model[pos]
@@ -548,8 +549,18 @@ def _split_value_info(model: bytes) -> tuple[bytes, bytes]:
             pos += 1
         else:
             tag, pos = _varint(model, pos)
-        pos = _skip(model, pos, tag & 7, end)
-        is_info = tag == (_GRAPH_VALUE_INFO << 3 | 2)
+        if tag & 7 == 2:
+            length = model[pos]
+            if length < 0x80:
+                pos += 1 + length
+            else:
+                length, pos = _varint(model, pos)
+                pos += length
+            if pos > end:
+                raise _Malformed("graph field runs past the graph")
+        else:
+            pos = _skip(model, pos, tag & 7, end)
+        is_info = tag == info_tag
         if is_info != run_is_info:
             (infos if run_is_info else keep).append(model[run_start:field_start])
             run_start, run_is_info = field_start, is_info

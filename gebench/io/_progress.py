@@ -33,6 +33,11 @@ class Progress:
         self._next = self._step if report is not None else 1 << 62
         self._last = -1
 
+    @property
+    def reporting(self) -> bool:
+        """Whether there is a callback (callers may skip counting when there is none)."""
+        return self._report is not None
+
     def advance(self, count: int = 1) -> None:
         """Count ``count`` more units done (never beyond ``total``)."""
         self.done = min(self.done + count, self.total)

@@ -299,10 +299,6 @@ class _Template:
     mutable_defaults: tuple[str, ...] = ()
 
 
-def _no_progress(count: int = 1) -> None:
-    return None
-
-
 def _fresh(value: Any) -> Any:
     """A private copy of an attr default (lists and tensors are mutable; scalars are shared)."""
     if isinstance(value, list):
@@ -490,9 +486,10 @@ class _Importer:
         self._add_initializers(g.initializer)
         names = self._node_names(g.node)
         failed = False
-        advance = self.shared.progress.advance if self.parent is None else _no_progress
+        advance = self.shared.progress.advance if self.parent is None and self.shared.progress.reporting else None
         for onnx_node, name in zip(g.node, names, strict=True):
-            advance()
+            if advance is not None:
+                advance()
             if onnx_node.op_type == "Constant" and onnx_node.domain in _DEFAULT_DOMAINS:
                 self._add_constant(onnx_node, name)
                 continue
@@ -574,10 +571,11 @@ class _Importer:
 
     def _add_initializers(self, initializers: Iterable[onnx.TensorProto]) -> None:
         values = self.shared.values if self.parent is None else None
-        advance = self.shared.progress.advance if self.parent is None else _no_progress
+        advance = self.shared.progress.advance if self.parent is None and self.shared.progress.reporting else None
         ordered = sorted(enumerate(initializers), key=lambda item: item[1].name)
         for k, (index, tensor) in enumerate(ordered):
-            advance()
+            if advance is not None:
+                advance()
             if values is not None:
                 value = values(index, tensor)
             else:
@@ -587,11 +585,19 @@ class _Importer:
             self.static[tensor.name] = value.array
 
     def _const_node(self, name: str, value: ir.TensorValue) -> ir.Node:
-        if self.graph.find(name) is not None:
-            name = self.graph.fresh_name(name)
-        node = self.make_node("Const", {"value": value}, None, None, name=name)
-        _set_plain(node.outputs[0], value.dtype, value.shape)
-        return node
+        graph = self.graph
+        if graph.find(name) is not None:
+            name = graph.fresh_name(name)
+        tmpl = self.shared.template("Const", None, None, 0, 0)
+        if tmpl.in_names or len(tmpl.out_names) != 1 or tmpl.defaults.keys() - {"value"}:
+            node = self.make_node("Const", {"value": value}, None, None, name=name)
+            _set_plain(node.outputs[0], value.dtype, value.shape)
+            return node
+        # what make_node and _set_plain give, made directly (a Const of every initializer)
+        shape = value.shape
+        return graph.add_node_trusted("Const", name, {"value": value}, [],
+                                      [ir.trusted_desc(value.dtype, shape, _FORMAT_ND, _FORMAT_ND, shape)],
+                                      tmpl.in_names, tmpl.out_names)
 
     def _add_constant(self, onnx_node: onnx.NodeProto, name: str) -> None:
         where = f"{self.source}: Constant node {name!r}"
