@@ -168,3 +168,14 @@ def test_compile_snapshots_cost_what_changed_not_the_graph(tmp_path, monkeypatch
     assert pre.find("mm0") is not None and pre.find("mm0").op_type == "BatchMatMulV2"
     assert run.ir_graph.find("mm0") is None
     assert clones >= len(pre)  # building the snapshot copied the graph once
+
+
+def test_a_write_to_a_removed_node_does_not_reach_the_journal():
+    g = _random_graph(5)
+    journal = g.journal()
+    removed = g.node_by_name("n2")
+    g.remove_node(removed)
+    removed.attrs["k"] = "written after the removal"  # code that kept the node object
+    removed.outputs[0].shape = (9,)
+    built = journal.materialize().node_by_name("n2")
+    assert built.attrs["k"] == 2 and built.outputs[0].shape == ()

@@ -207,15 +207,13 @@ class Graph:
                 journal.rows[nid] = rows
 
     def _keep_removed(self, node: Node) -> None:
-        """Before ``node`` is removed: journals that have no copy of it keep the node object itself (nothing
-        changes a removed node), its rows and its position."""
+        """Before ``node`` is removed: journals that have no copy of it keep one (code still holding the removed
+        node may write to it), its rows and its position."""
         nid = node.id
+        self._keep(nid)
         pos = self._pos[nid]
         for journal in self._journals:
-            if journal.wants_node(nid):
-                journal.nodes[nid] = node
             journal.keep_position(nid, pos)
-        self._keep_rows(nid)
 
     def _keep_positions(self, nids: Iterable[int]) -> None:
         """Give every open journal the current positions of ``nids`` before they move."""

@@ -2,9 +2,9 @@
 
 A :class:`GraphJournal` opened on a live graph costs O(1) (plus a copy of the graph-level attrs and name
 counters, and one journal per subgraph). From then on, the first time each node that existed at that moment is
-about to change (its attrs, anchors, descs, name, op type, edges, control edges or removal), the graph hands
-the journal a private copy of the node as it still is (:meth:`Graph.touch`); a node whose topological position
-moves gives its old position. Nodes created after the journal was opened are recognised by their ids (ids only
+about to change in place (its attrs, anchors, descs, name, op type) or to be removed, the graph hands the journal
+a private copy of the node as it still is (:meth:`Graph.touch`); the first time one of its edges changes, copies
+of its rows of the edge tables; a node whose topological position moves gives its old position. Nodes created after the journal was opened are recognised by their ids (ids only
 grow) and need no record. So keeping the graph as it was costs O(what changed), not O(graph).
 
 :meth:`GraphJournal.materialize` turns the journal into a full :class:`Graph` equal to the graph at the moment
@@ -52,7 +52,7 @@ class GraphJournal:
     def __init__(self, graph: Graph) -> None:
         self.graph: Graph | None = graph
         self.next_id = graph._next_id
-        self.nodes: dict[int, Node] = {}  # node id -> the node as it was (a private clone, or a removed node)
+        self.nodes: dict[int, Node] = {}  # node id -> a private copy of the node as it was
         self.rows: dict[int, _Rows] = {}  # node id -> its edge-table rows as they were
         self.positions: dict[int, float] = {}
         self.name = graph.name
@@ -78,11 +78,6 @@ class GraphJournal:
             self.positions[nid] = position
 
     # ------------------------------------------------------------------ reading
-    @property
-    def changed(self) -> int:
-        """Nodes with a pre-image (changed or removed since the journal was opened), subgraphs included."""
-        return len(self.nodes) + sum(j.changed for j in self.subgraphs.values())
-
     def node_count(self) -> int:
         """Direct nodes the graph had when the journal was opened, without materializing. O(n) int checks."""
         if self._materialized is not None:
