@@ -38,7 +38,7 @@ import mmap
 import os
 import re
 import sys
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -87,6 +87,7 @@ _RAW_DTYPES: dict[int, np.dtype] = {
 # protobuf field numbers (onnx.proto)
 _MODEL_GRAPH = 7
 _MODEL_FUNCTIONS = 25
+_GRAPH_NODE = 1
 _GRAPH_INITIALIZER = 5
 _GRAPH_VALUE_INFO = 13
 _TENSOR_SEGMENT = 3
@@ -315,12 +316,20 @@ class _ExternalFiles:
 class ModelFile:
     """A model read by :func:`read_model_file`.
 
+    The main graph comes in parts, so that no part is held longer than the importer needs it: :attr:`proto` is
+    the model with its main graph's name, inputs, outputs and other small fields only; the graph's value infos
+    (after inference) are :attr:`value_info`; its nodes and initializers are parsed a chunk at a time by
+    :meth:`nodes` and :meth:`initializers` (each call parses them again; a chunk is freed once no message of it
+    is referenced). A protobuf message takes about four times the bytes it is parsed from, so the graph as one
+    message cost more than the IR graph's own descs.
+
     Attributes:
-        proto: the ModelProto after ONNX shape inference (or as read when inference failed), with its main
-            graph's value infos moved to :attr:`value_info`. The raw data of large initializers of the main graph
-            may be missing from it, and external ones still point to their files: read initializer values with
-            :meth:`value`.
+        proto: the ModelProto after ONNX shape inference (or as read when inference failed) without the main
+            graph's nodes, initializers and value infos.
         inferred: whether ONNX shape inference succeeded.
+        value_info: the main graph's value infos; a reader drops it once read, then calls
+            :func:`release_free_heap`.
+        node_count, initializer_count: how many nodes and initializers the main graph has.
     """
 
     proto: onnx.ModelProto
@@ -329,22 +338,60 @@ class ModelFile:
     _inits: list[_Initializer]
     _external: _ExternalFiles
     _source: str
-    #: the main graph's value infos (after inference) when they are kept apart from :attr:`proto` (whose
-    #: graph then has none): a reader drops it once read, then calls :func:`release_free_heap`
-    value_info: onnx.GraphProto | None = None
-    #: where the external initializers put inline for inference (see ``_read``) keep their bytes, by index
+    value_info: onnx.GraphProto | None
+    _node_chunks: list[bytes]
+    _init_chunks: list[bytes]
+    node_count: int
+    initializer_count: int
+    #: where the external initializers keep their bytes (mapping, offset, length), by index
     _located: dict[int, tuple[Any, int, int]] = dataclasses.field(default_factory=dict)
 
-    def value(self, index: int, tensor: onnx.TensorProto) -> ir.TensorValue:
-        """The value of initializer ``index`` of the main graph (``tensor`` is that initializer of :attr:`proto`).
+    def nodes(self) -> Iterator[onnx.NodeProto]:
+        """The main graph's nodes in file order, parsed a chunk at a time. O(nodes)."""
+        for chunk in self._node_chunks:
+            yield from onnx.GraphProto.FromString(chunk).node
 
-        A read-only view of the file's bytes (or of the mapped external data file) when the raw data can be
-        used as it is; otherwise what ``numpy_helper.to_array`` gives (a copy), as the general path does. O(1)
-        for views; the view keeps the file's bytes (or the mapping) alive.
+    def initializers(self) -> Iterator[onnx.TensorProto]:
+        """The main graph's initializers in file order (large raw data may be left out), a chunk at a time."""
+        for chunk in self._init_chunks:
+            yield from onnx.GraphProto.FromString(chunk).initializer
+
+    def view(self, index: int, data_type: int, dims: tuple[int, ...]) -> ir.TensorValue | None:
+        """The value of initializer ``index`` (of ONNX elem type ``data_type`` and shape ``dims``) as a read-only
+        view of the file's bytes or of its mapped external data file, or None when it cannot be one (then
+        :meth:`value` gives it from the TensorProto). Never raises. O(1); the view keeps the bytes (mapping)
+        alive."""
+        init = self._inits[index]
+        if init.external:
+            located = self._located.get(index)
+            if located is None:
+                return None
+            buf, offset, length = located
+        else:
+            buf, offset, length = self._data, init.raw_start, init.raw_end - init.raw_start
+        raw_dtype = _RAW_DTYPES.get(data_type)
+        if raw_dtype is None or offset < 0 or buf is None:
+            return None
+        count = 1
+        for d in dims:
+            count *= d
+        if count < 0 or count * raw_dtype.itemsize != length:
+            return None
+        return _view_value(onnx_to_ge_dtype(data_type), np.ndarray(dims, raw_dtype, buf, offset))
+
+    def value(self, index: int, tensor: onnx.TensorProto) -> ir.TensorValue:
+        """The value of initializer ``index`` of the main graph (``tensor`` is that initializer).
+
+        :meth:`view` when it can be one; otherwise what ``numpy_helper.to_array`` gives (a copy), as the general
+        path does.
 
         Raises:
             OnnxImportError: as :func:`tensor_value_from_proto` (unknown dtype, data that does not fit the dims).
         """
+        dims = tuple(tensor.dims)
+        value = self.view(index, tensor.data_type, dims)
+        if value is not None:
+            return value
         init = self._inits[index]
         if init.external:
             located = self._located.get(index)
@@ -356,16 +403,7 @@ class ModelFile:
             buf, offset, length = located
         else:
             buf, offset, length = self._data, init.raw_start, init.raw_end - init.raw_start
-        raw_dtype = _RAW_DTYPES.get(tensor.data_type)
-        if raw_dtype is None or offset < 0 or buf is None:
-            return self._copied(init, tensor, buf, offset, length)
-        dims = tuple(tensor.dims)
-        count = 1
-        for d in dims:
-            count *= d
-        if count < 0 or count * raw_dtype.itemsize != length:
-            return self._copied(init, tensor, buf, offset, length)
-        return _view_value(onnx_to_ge_dtype(tensor.data_type), np.ndarray(dims, raw_dtype, buf, offset))
+        return self._copied(init, tensor, buf, offset, length)
 
     def _copied(self, init: _Initializer, tensor: onnx.TensorProto, buf: Any, offset: int,
                 length: int) -> ir.TensorValue:
@@ -485,11 +523,11 @@ def _read(path: Path, source: str, check: Callable[[onnx.ModelProto, str], None]
     proto = onnx.ModelProto.FromString(skeleton)
     _check_header(proto)
     external = _ExternalFiles(str(path.parent))
+    located: dict[int, tuple[Any, int, int]] = {}
     if n_external:
         for index, tensor in enumerate(proto.graph.initializer):
             if inits[index].external:
-                _check_external(external, tensor)
-    located: dict[int, tuple[Any, int, int]] = {}
+                located[index] = _check_external(external, tensor)
     if big or n_external:
         keep = _read_by_inference(proto, functions)
         stripped = set(big)
@@ -500,7 +538,7 @@ def _read(path: Path, source: str, check: Callable[[onnx.ModelProto, str], None]
                 continue
             restored = True
             if init.external:
-                buf, offset, length = located[index] = external.locate(tensor)
+                buf, offset, length = located[index]
                 tensor.raw_data = b"" if buf is None else bytes(buf[offset:offset + length])
                 tensor.data_location = onnx.TensorProto.DEFAULT
                 del tensor.external_data[:]
@@ -509,7 +547,6 @@ def _read(path: Path, source: str, check: Callable[[onnx.ModelProto, str], None]
         if restored:
             skeleton = proto.SerializeToString()
     del proto
-    value_info = None
     try:
         out = _c_shape_inference.infer_shapes(skeleton, False, False, False)  # what infer_shapes(model) runs
         ok = True
@@ -519,29 +556,33 @@ def _read(path: Path, source: str, check: Callable[[onnx.ModelProto, str], None]
         ok = False
     del skeleton
     release_free_heap()  # inference's parse and serialisation
-    if ok:
-        out, vi_graph = _split_value_info(out)
-        value_info = onnx.GraphProto.FromString(vi_graph)
-        del vi_graph
-    inferred = onnx.ModelProto.FromString(out)
+    small, node_chunks, init_chunks, infos, counts = _split_graph(out)
     del out
-    if len(inferred.graph.initializer) != len(inits):
+    value_info = onnx.GraphProto.FromString(infos)
+    del infos
+    if counts[1] != len(inits):
         raise _Malformed("initializer count changed by inference")
-    return ModelFile(inferred, ok, data, inits, external, source, value_info, located)
+    return ModelFile(onnx.ModelProto.FromString(small), ok, data, inits, external, source, value_info,
+                     node_chunks, init_chunks, counts[0], counts[1], located)
 
 
-def _split_value_info(model: bytes) -> tuple[bytes, bytes]:
-    """(``model`` without its main graph's ``value_info``, a serialized GraphProto holding only those entries).
+#: Nodes or initializers per chunk of :meth:`ModelFile.nodes` / :meth:`ModelFile.initializers`.
+CHUNK = 2048
 
-    The importer reads value infos once, before it converts any node, so they can live in a message of their
-    own that is freed then. O(graph fields) Python steps, no decoding of nodes.
-    """
+
+def _split_graph(model: bytes) -> tuple[bytes, list[bytes], list[bytes], bytes, tuple[int, int]]:
+    """Split a serialized model's main graph into (the model with only the graph's other fields, chunks of at most
+    :data:`CHUNK` node fields, chunks of initializer fields, the value info fields, (node count, initializer
+    count)). Each chunk and the value infos parse as a GraphProto holding just those fields, in file order.
+    O(graph fields) Python steps, no decoding of nodes."""
     graph_tag, start, end, _ = _model_fields(model)
-    keep: list[bytes] = []
+    node_tag, init_tag, info_tag = _GRAPH_NODE << 3 | 2, _GRAPH_INITIALIZER << 3 | 2, _GRAPH_VALUE_INFO << 3 | 2
+    small: list[bytes] = []
     infos: list[bytes] = []
-    run_start, run_is_info = start, False
+    chunks: dict[int, list[bytes]] = {node_tag: [], init_tag: []}
+    counts = {node_tag: 0, init_tag: 0}
+    run_tag, run_start, run_count = -1, start, 0
     pos = start
-    info_tag = _GRAPH_VALUE_INFO << 3 | 2
     while pos < end:
         field_start = pos
         tag = model[pos]
@@ -560,16 +601,22 @@ def _split_value_info(model: bytes) -> tuple[bytes, bytes]:
                 raise _Malformed("graph field runs past the graph")
         else:
             pos = _skip(model, pos, tag & 7, end)
-        is_info = tag == info_tag
-        if is_info != run_is_info:
-            (infos if run_is_info else keep).append(model[run_start:field_start])
-            run_start, run_is_info = field_start, is_info
-    (infos if run_is_info else keep).append(model[run_start:end])
-    if not any(infos):
-        return model, b""
-    body = b"".join(keep)
-    return b"".join((model[:graph_tag], _encode_varint(_MODEL_GRAPH << 3 | 2), _encode_varint(len(body)), body,
-                     model[end:])), b"".join(infos)
+        kind = tag if tag in (node_tag, init_tag, info_tag) else 0
+        if kind != run_tag or (kind in chunks and run_count == CHUNK):
+            if run_tag >= 0:
+                piece = model[run_start:field_start]
+                chunks[run_tag].append(piece) if run_tag in chunks else (infos if run_tag else small).append(piece)
+            run_tag, run_start, run_count = kind, field_start, 0
+        run_count += 1
+        if kind in counts:
+            counts[kind] += 1
+    if run_tag >= 0:
+        piece = model[run_start:end]
+        chunks[run_tag].append(piece) if run_tag in chunks else (infos if run_tag else small).append(piece)
+    body = b"".join(small)
+    rest = b"".join((model[:graph_tag], _encode_varint(_MODEL_GRAPH << 3 | 2), _encode_varint(len(body)), body,
+                     model[end:]))
+    return rest, chunks[node_tag], chunks[init_tag], b"".join(infos), (counts[node_tag], counts[init_tag])
 
 
 #: A 10-byte varint (a negative int64) after the tag of field 1: how ``TensorShapeProto.Dimension.dim_value`` (and
@@ -599,16 +646,18 @@ def _may_hold_negative_dims(data: bytes, inits: list[_Initializer], big: list[in
     return False
 
 
-def _check_external(external: _ExternalFiles, tensor: onnx.TensorProto) -> None:
-    """Refuse (to the general path) an external tensor whose bytes do not fit its dims: there the checker sees the
-    loaded bytes and names the tensor."""
-    _, _, length = external.locate(tensor)
+def _check_external(external: _ExternalFiles, tensor: onnx.TensorProto) -> tuple[Any, int, int]:
+    """Where an external tensor's bytes are (see :meth:`_ExternalFiles.locate`). Refuses (to the general path) one
+    whose bytes do not fit its dims: there the checker sees the loaded bytes and names the tensor."""
+    located = external.locate(tensor)
+    length = located[2]
     raw_dtype = _RAW_DTYPES.get(tensor.data_type)
     count = 1
     for d in tensor.dims:
         count *= d
     if raw_dtype is None or count * raw_dtype.itemsize != length:
         raise _Malformed(f"external tensor {tensor.name!r} does not fit its dims")
+    return located
 
 
 def _check_header(proto: onnx.ModelProto) -> None:

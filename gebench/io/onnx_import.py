@@ -41,7 +41,7 @@ from ._onnx_common import (
     tensor_value_from_proto,
 )
 from ._onnx_fallback_anchors import fallback_anchor_names
-from ._onnx_source import read_model_file, release_free_heap
+from ._onnx_source import ModelFile, read_model_file, release_free_heap
 from ._progress import Progress
 
 __all__ = ["load_onnx", "OnnxImportError", "UnsupportedOnnxOpError", "UnsupportedNode", "supported_onnx_ops",
@@ -123,12 +123,10 @@ def _load(model: Any, *, input_format: str, net_output: bool, base_dir: Any,
     if isinstance(model, (str, os.PathLike)) and Path(model).is_file():
         # the file's weights become views of its bytes; None: the general path below reads it
         fast = read_model_file(Path(model), str(Path(model)), _check_model)
-    values = None
     if fast is not None:
         source = str(Path(model))
         fmt = _parse_format(input_format)
         inferred = fast.proto
-        values = fast.value
     else:
         source, proto = _read_model(model, base_dir)
         fmt = _parse_format(input_format)
@@ -143,12 +141,12 @@ def _load(model: Any, *, input_format: str, net_output: bool, base_dir: Any,
     # Structural faults the checker lets through (dangling tensor names, bad attributes) are still reported,
     # naming the node.
     opsets = {("" if imp.domain in _DEFAULT_DOMAINS else imp.domain): int(imp.version) for imp in inferred.opset_import}
-    shared = _Shared(source, fmt, opsets, values)
-    shared.progress = Progress(progress, len(inferred.graph.initializer) + len(inferred.graph.node))
-    if fast is not None:
-        shared.value_info, fast.value_info = fast.value_info, None  # the importer drops it once read
+    shared = _Shared(source, fmt, opsets)
+    parts = _FileParts(fast) if fast is not None else _Parts(inferred.graph)
+    shared.progress = Progress(progress, parts.initializer_count + parts.node_count)
+    del fast
     name = inferred.graph.name or Path(source).stem or "graph"
-    return _Importer(inferred.graph, shared, name).run_root(net_output=net_output)
+    return _Importer(parts, shared, name).run_root(net_output=net_output)
 
 
 def register_with_api() -> None:
@@ -235,13 +233,8 @@ def _normalise_opset(proto: onnx.ModelProto, source: str) -> onnx.ModelProto:
 class _Shared:
     """State shared by the root import and its subgraph imports."""
 
-    def __init__(self, source: str, data_format: ir.Format, opsets: dict[str, int],
-                 values: Callable[[int, onnx.TensorProto], ir.TensorValue] | None = None) -> None:
+    def __init__(self, source: str, data_format: ir.Format, opsets: dict[str, int]) -> None:
         self.source = source
-        #: value of the main graph's initializer ``i`` (views of the file's bytes), or None: from the proto
-        self.values = values
-        #: the main graph's value infos when the model file keeps them apart (dropped once read)
-        self.value_info: onnx.GraphProto | None = None
         #: counts the main graph's initializers and nodes as they are converted
         self.progress = Progress(None, 0)
         self.data_format = data_format
@@ -286,6 +279,99 @@ class _Shared:
             opset = self.opsets.get(domain, 1)
             found = self._converters[key] = (find_converter(domain, op_type, opset), opset)
         return found
+
+
+class _Parts:
+    """A graph's parts as the importer reads them, from a GraphProto (subgraph bodies, and every graph of a model
+    read by the general path). :class:`_FileParts` gives those of a file's main graph, a chunk at a time."""
+
+    def __init__(self, graph: onnx.GraphProto) -> None:
+        self._graph: onnx.GraphProto | None = graph
+        self.input = graph.input
+        self.output = graph.output
+        self.value_info: Any = graph.value_info
+        self.node_count = len(graph.node)
+        self.initializer_count = len(graph.initializer)
+
+    def nodes(self) -> Iterable[onnx.NodeProto]:
+        return self._graph.node  # type: ignore[union-attr]
+
+    def initializers(self) -> Iterable[onnx.TensorProto]:
+        return self._graph.initializer  # type: ignore[union-attr]
+
+    def drop_value_info(self) -> None:
+        """Called once the value infos are read."""
+
+    def view(self, index: int, data_type: int, dims: tuple[int, ...]) -> ir.TensorValue | None:
+        """A value needing no conversion (see :meth:`ModelFile.view`); none here."""
+        return None
+
+    def value(self, index: int, tensor: onnx.TensorProto, source: str) -> ir.TensorValue:
+        """The value of initializer ``index``.
+
+        Raises:
+            OnnxImportError: the tensor's type or data cannot be read.
+        """
+        return tensor_value_from_proto(tensor, where=source)
+
+
+class _FileParts(_Parts):
+    """The main graph of a file read by :func:`~gebench.io._onnx_source.read_model_file`: its nodes and
+    initializers are parsed a chunk at a time, its value infos are freed once read, its weights are views."""
+
+    def __init__(self, model: ModelFile) -> None:
+        graph = model.proto.graph
+        self._model = model
+        self._graph = None
+        self.input = graph.input
+        self.output = graph.output
+        self.value_info = model.value_info.value_info if model.value_info is not None else ()
+        self.node_count = model.node_count
+        self.initializer_count = model.initializer_count
+
+    def nodes(self) -> Iterable[onnx.NodeProto]:
+        return self._model.nodes()
+
+    def initializers(self) -> Iterable[onnx.TensorProto]:
+        return self._model.initializers()
+
+    def drop_value_info(self) -> None:
+        self.value_info = ()
+        self._model.value_info = None
+        release_free_heap()
+
+    def view(self, index: int, data_type: int, dims: tuple[int, ...]) -> ir.TensorValue | None:
+        return self._model.view(index, data_type, dims)
+
+    def value(self, index: int, tensor: onnx.TensorProto, source: str) -> ir.TensorValue:
+        return self._model.value(index, tensor)
+
+
+class _NodeNames:
+    """Names of ONNX nodes as GE's parser gives them: the node's own, or ``<op type>_<k>`` with the first ``k``
+    no node is named (counted per op type, in node order). Built from one pass over the names; then
+    :meth:`name` is asked for each node in order."""
+
+    def __init__(self, nodes: Iterable[onnx.NodeProto]) -> None:
+        self._taken = {n.name for n in nodes if n.name}
+        self._counters: dict[str, int] = {}
+
+    def name(self, node: onnx.NodeProto) -> str:
+        name = node.name
+        if name:
+            return name
+        op_type = node.op_type
+        k = self._counters.get(op_type, 0)
+        while f"{op_type}_{k}" in self._taken:
+            k += 1
+        self._counters[op_type] = k + 1
+        name = f"{op_type}_{k}"
+        self._taken.add(name)
+        return name
+
+
+def _first(item: tuple[str, int, Any]) -> str:
+    return item[0]
 
 
 @dataclasses.dataclass(frozen=True)
@@ -365,9 +451,9 @@ def _set_plain(dst: ir.TensorDesc, dtype: ir.DataType, shape: tuple[int, ...]) -
 class _Importer:
     """Imports one ONNX GraphProto. All state is local; a failure leaves nothing behind."""
 
-    def __init__(self, gproto: onnx.GraphProto, shared: _Shared, name: str, *,
+    def __init__(self, graph: onnx.GraphProto | _Parts, shared: _Shared, name: str, *,
                  parent: _Importer | None = None, outer: list[str] | None = None) -> None:
-        self.gproto = gproto
+        self.parts = graph if isinstance(graph, _Parts) else _Parts(graph)
         self.shared = shared
         self.source = shared.source
         self.parent = parent
@@ -394,11 +480,11 @@ class _Importer:
 
     def is_used(self, tensor: str) -> bool:
         if self._used is None:
-            self._used = {o.name for o in self.gproto.output}
-            for node in self.gproto.node:
+            self._used = {o.name for o in self.parts.output}
+            for node in self.parts.nodes():
                 self._used.update(node.input)
-            for body in _bodies(self.gproto):
-                self._used.update(_free_tensors(body))
+                for body in _node_bodies(node):
+                    self._used.update(_free_tensors(body))
         return tensor in self._used or (self.parent is not None and self.parent.is_used(tensor))
 
     def static_value(self, tensor: str) -> np.ndarray | None:
@@ -476,18 +562,20 @@ class _Importer:
 
     def build(self, *, net_output: bool) -> ir.Graph | None:
         """Build this graph; None when unsupported nodes were found (they are in ``shared.unsupported``)."""
-        g = self.gproto
-        self._collect_info(g)
-        init_names = {t.name for t in g.initializer}
+        parts = self.parts
+        initializers = self._collect_info(parts)
+        init_names = {name for name, _, _ in initializers}
         if self.parent is None:
-            self._add_data_nodes([i for i in g.input if i.name not in init_names])
+            self._add_data_nodes([i for i in parts.input if i.name not in init_names])
         else:
             self._add_outer_data_nodes()
-        self._add_initializers(g.initializer)
-        names = self._node_names(g.node)
+        self._add_initializers(initializers)
+        del initializers, init_names
+        names = _NodeNames(parts.nodes())
         failed = False
         advance = self.shared.progress.advance if self.parent is None and self.shared.progress.reporting else None
-        for onnx_node, name in zip(g.node, names, strict=True):
+        for onnx_node in parts.nodes():
+            name = names.name(onnx_node)
             if advance is not None:
                 advance()
             if onnx_node.op_type == "Constant" and onnx_node.domain in _DEFAULT_DOMAINS:
@@ -501,7 +589,7 @@ class _Importer:
             return None
         self._wire()
         self._fill_descs()
-        outputs = [o.name for o in g.output]
+        outputs = [o.name for o in parts.output]
         if self.parent is not None:
             self._add_net_output(outputs, f"{self.graph.name}_Node_Output", parent_index=True)
             prefix = self.graph.name + "/"
@@ -515,14 +603,16 @@ class _Importer:
         return self.graph
 
     # ---- value info
-    def _collect_info(self, g: onnx.GraphProto) -> None:
+    def _collect_info(self, parts: _Parts) -> list[tuple[str, int, Any]]:
         """dtype and shape of every tensor ONNX (after its inference) knows. Types repeat: each distinct
-        serialized TypeProto is parsed once, and equal types share one (dtype, shape) tuple. The main graph's
-        value infos may come apart from ``g`` (see :class:`~gebench.io._onnx_source.ModelFile`)."""
+        serialized TypeProto is parsed once, and equal types share one (dtype, shape) tuple.
+
+        Returns the initializers as (name, index, value or TensorProto) in file order: the value when it is a view
+        of the file's bytes (made here, while the initializer's chunk is parsed: it cannot fail), else the
+        TensorProto, converted later in name order (where errors are raised)."""
         info = self.info
         parsed_types: dict[bytes, tuple[ir.DataType, tuple[int, ...] | None] | None] = {}
-        apart = self.shared.value_info if self.parent is None else None
-        for infos in (g.input, g.value_info if apart is None else apart.value_info, g.output):
+        for infos in (parts.input, parts.value_info, parts.output):
             for vi in infos:
                 key = vi.type.SerializeToString()
                 try:
@@ -531,12 +621,17 @@ class _Importer:
                     parsed = parsed_types[key] = _value_info(vi)
                 if parsed is not None:
                     info[vi.name] = parsed
-        for t in g.initializer:
-            info[t.name] = (onnx_to_ge_dtype(t.data_type), tuple(t.dims))
-        if apart is not None:
-            self.shared.value_info = None  # read once: free it now (the conversion holds much else)
-            del apart
-            release_free_heap()
+        parts.drop_value_info()  # read once: free it now (the conversion holds much else)
+        initializers: list[tuple[str, int, Any]] = []
+        view = parts.view
+        for index, t in enumerate(parts.initializers()):
+            name = t.name
+            data_type = t.data_type
+            dims = tuple(t.dims)
+            info[name] = (onnx_to_ge_dtype(data_type), dims)
+            value = view(index, data_type, dims)
+            initializers.append((name, index, t if value is None else value))
+        return initializers
 
     # ---- graph inputs and constants
     def _add_data_nodes(self, inputs: Iterable[onnx.ValueInfoProto]) -> None:
@@ -569,20 +664,18 @@ class _Importer:
             _set_desc(node.outputs[0], desc)
             self.producers[tensor] = (node, 0)
 
-    def _add_initializers(self, initializers: Iterable[onnx.TensorProto]) -> None:
-        values = self.shared.values if self.parent is None else None
+    def _add_initializers(self, initializers: list[tuple[str, int, Any]]) -> None:
+        """A Const per initializer, in name order (``initializers`` as :meth:`_collect_info` gives them)."""
+        parts = self.parts
         advance = self.shared.progress.advance if self.parent is None and self.shared.progress.reporting else None
-        ordered = sorted(enumerate(initializers), key=lambda item: item[1].name)
-        for k, (index, tensor) in enumerate(ordered):
+        for k, (name, index, value) in enumerate(sorted(initializers, key=_first)):
             if advance is not None:
                 advance()
-            if values is not None:
-                value = values(index, tensor)
-            else:
-                value = tensor_value_from_proto(tensor, where=self.source)
-            node = self._const_node(f"{tensor.name}_Initializer_{k}", value)
-            self.producers[tensor.name] = (node, 0)
-            self.static[tensor.name] = value.array
+            if not isinstance(value, ir.TensorValue):
+                value = parts.value(index, value, self.source)
+            node = self._const_node(f"{name}_Initializer_{k}", value)
+            self.producers[name] = (node, 0)
+            self.static[name] = value.array
 
     def _const_node(self, name: str, value: ir.TensorValue) -> ir.Node:
         graph = self.graph
@@ -612,24 +705,6 @@ class _Importer:
         self.record_const(out, value)
 
     # ---- nodes
-    def _node_names(self, nodes: Iterable[onnx.NodeProto]) -> list[str]:
-        nodes = list(nodes)
-        taken = {n.name for n in nodes if n.name}
-        counters: dict[str, int] = {}
-        names = []
-        for n in nodes:
-            if n.name:
-                names.append(n.name)
-                continue
-            k = counters.get(n.op_type, 0)
-            while f"{n.op_type}_{k}" in taken:
-                k += 1
-            counters[n.op_type] = k + 1
-            name = f"{n.op_type}_{k}"
-            taken.add(name)
-            names.append(name)
-        return names
-
     def _convert(self, onnx_node: onnx.NodeProto, name: str) -> UnsupportedNode | None:
         domain = "" if onnx_node.domain in _DEFAULT_DOMAINS else onnx_node.domain
         entry, opset = self.shared.converter(domain, onnx_node.op_type)
@@ -862,10 +937,9 @@ class _Importer:
                 net.inputs[port].attrs["_parent_node_index"] = port
 
 
-def _bodies(graph: onnx.GraphProto) -> list[onnx.GraphProto]:
-    """Subgraph bodies held by the attributes of ``graph``'s nodes."""
-    return [sub for node in graph.node for attr in node.attribute
-            for sub in ([attr.g] if attr.HasField("g") else []) + list(attr.graphs)]
+def _node_bodies(node: onnx.NodeProto) -> list[onnx.GraphProto]:
+    """Subgraph bodies held by the attributes of ``node``."""
+    return [sub for attr in node.attribute for sub in ([attr.g] if attr.HasField("g") else []) + list(attr.graphs)]
 
 
 def _free_tensors(body: onnx.GraphProto) -> list[str]:
