@@ -563,7 +563,7 @@ def execute(graph: ir.Graph, descriptors: Sequence[PassDescriptor], *, stages: I
         ValueError: ``hook_timeout`` is not a positive number, or an unknown stage.
     """
     with _guard.interrupts_tracked(), _guard.hook_timeout(hook_timeout), _reflected_operator_lints(), \
-            ir.existing_objects_frozen():
+            ir.full_collections_deferred():
         return _execute(graph, descriptors, stages=stages, options=options, record_all=record_all,
                         infer_shapes=infer_shapes, load_errors=load_errors,
                         run_after_load_error=run_after_load_error, verify_rewrites=verify_rewrites,

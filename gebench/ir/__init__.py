@@ -5,7 +5,7 @@ Public surface: :class:`Graph` (and :class:`StagedGraph` for builders), :class:`
 """
 
 from ._coerce import as_graph
-from ._collector import collector_paused, existing_objects_frozen
+from ._collector import collector_paused, full_collections_deferred
 from ._graph import CONTROL_PORT, Graph, StagedGraph
 from ._journal import GraphJournal, first_difference
 from ._node import Node
@@ -33,8 +33,8 @@ __all__ = [
     "collector_paused",
     "copy_attrs",
     "data_type_from_numpy",
-    "existing_objects_frozen",
     "first_difference",
+    "full_collections_deferred",
     "numpy_dtype",
     "parse_text",
     "to_text",

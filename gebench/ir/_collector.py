@@ -7,7 +7,7 @@ import gc
 import threading
 from collections.abc import Iterator
 
-__all__ = ["collector_paused", "existing_objects_frozen"]
+__all__ = ["collector_paused", "full_collections_deferred"]
 
 
 @contextlib.contextmanager
@@ -34,36 +34,40 @@ def collector_paused() -> Iterator[None]:
             gc.collect(0)
 
 
-_frozen_depth = 0
-_frozen_lock = threading.Lock()
+_deferred_depth = 0
+_deferred_lock = threading.Lock()
+_saved_threshold: list[tuple[int, int, int]] = []
+
+#: While full passes are deferred, the third collector threshold: more young-generation passes than any run makes.
+_NO_FULL_PASS = 1 << 30
 
 
 @contextlib.contextmanager
-def existing_objects_frozen() -> Iterator[None]:
-    """Keep the collector off the objects that already exist while the block runs (``gc.freeze()``), and hand
-    them back to it afterwards (``gc.unfreeze()``, also when the block raises); nested uses are fine.
+def full_collections_deferred() -> Iterator[None]:
+    """Keep the collector's full passes (the ones over every tracked object) from starting while the block runs,
+    and restore the collector's thresholds afterwards (also when the block raises); nested uses are fine.
 
-    For work on a large graph that lives before and after it (a compile): the collector's full passes, which
-    CPython starts whenever the objects made since the last one reach a quarter of all long-lived objects, would
-    otherwise rescan the whole graph (and everything else the process holds) each time, which makes long work
-    on large graphs superlinear. Inside the block they scan only what the block made. Nothing is lost: garbage
-    cycles among the older objects are found by the first full pass after the block.
+    For work on a large graph that lives before and after it (a compile): CPython starts a full pass whenever
+    the objects that survived young passes since the last full one reach a quarter of all long-lived objects, so
+    a run that keeps a steady share of what it makes (records, new nodes, journal copies) pays passes over the
+    whole heap again and again, which makes long runs on large graphs superlinear. Young passes go on as usual
+    (garbage cycles the block makes are still freed while it runs); objects that survive them wait for the first
+    full pass after the block, which CPython starts by its usual rule.
 
-    Does nothing when some other code has frozen objects (``gc.get_freeze_count() > 0``, for example a server
-    that froze its heap before forking), so that code's frozen objects stay frozen. O(1) when nothing is frozen;
-    otherwise checking costs O(frozen objects), as CPython counts them one by one (about 20 ms for a large heap).
+    Implementation: the third threshold (``gc.set_threshold``) is raised for the block. A caller that changes
+    the thresholds inside the block has them replaced by the ones in force when the outermost block began. O(1).
     """
-    global _frozen_depth
-    with _frozen_lock:
-        outermost = _frozen_depth == 0
-        froze = outermost and gc.get_freeze_count() == 0
-        if froze:
-            gc.freeze()
-        _frozen_depth += 1
+    global _deferred_depth
+    with _deferred_lock:
+        if _deferred_depth == 0:
+            t0, t1, t2 = gc.get_threshold()
+            _saved_threshold.append((t0, t1, t2))
+            gc.set_threshold(t0, t1, _NO_FULL_PASS)
+        _deferred_depth += 1
     try:
         yield
     finally:
-        with _frozen_lock:
-            _frozen_depth -= 1
-            if froze:
-                gc.unfreeze()
+        with _deferred_lock:
+            _deferred_depth -= 1
+            if _deferred_depth == 0:
+                gc.set_threshold(*_saved_threshold.pop())
