@@ -1,13 +1,14 @@
 #!/usr/bin/env python3
-"""Regenerate gebench's op catalogue data file from the shared GE op fact sheet.
+"""Regenerate gebench's op catalogue data file from the GE op fact sheet kept in ``scripts/spec/ge-ops.json``.
 
 Usage:
     python scripts/gen_op_catalogue.py            # write gebench/ops/data/ge_ops.json
     python scripts/gen_op_catalogue.py --check    # exit 1 if the data file is not current
     python scripts/gen_op_catalogue.py --spec PATH/ge-ops.json
 
-The spec defaults to ``<repo>/../shared/spec/ge-ops.json``. The normalisation itself lives in
-``gebench.ops._generate`` so the test suite can regenerate in memory.
+The spec defaults to ``scripts/spec/ge-ops.json``, the project's copy of the GE op fact sheet (replace that copy
+when the fact sheet changes, then run this script). The normalisation itself lives in ``gebench.ops._generate`` so
+the test suite can regenerate in memory.
 """
 
 from __future__ import annotations
@@ -17,7 +18,7 @@ import sys
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parent.parent
-DEFAULT_SPEC = REPO.parent / "shared" / "spec" / "ge-ops.json"
+DEFAULT_SPEC = REPO / "scripts" / "spec" / "ge-ops.json"
 DATA_FILE = REPO / "gebench" / "ops" / "data" / "ge_ops.json"
 
 sys.path.insert(0, str(REPO))

@@ -15,14 +15,14 @@ from gebench.ops._generate import normalize_spec, render
 from gebench.ops._literals import LiteralError, parse_literal
 
 REPO = Path(__file__).resolve().parent.parent
-SPEC = REPO.parent / "shared" / "spec" / "ge-ops.json"
+SPEC = REPO / "scripts" / "spec" / "ge-ops.json"  # the project's copy of the GE op fact sheet
 DATA = REPO / "gebench" / "ops" / "data" / "ge_ops.json"
 
 
 def _spec_text() -> str:
     if not SPEC.is_file():
-        pytest.fail(f"the shared op spec {SPEC} is missing: the checkout must sit beside ../shared "
-                    "(the catalogue data file cannot be checked without it)")
+        pytest.fail(f"the op spec {SPEC} is missing from the checkout (the catalogue data file is generated "
+                    "from it)")
     return SPEC.read_text(encoding="utf-8")
 
 

@@ -8,7 +8,7 @@ Public surface::
     make_node(graph, op_type, ...) -> ir.Node     with_defaults(schema, attrs) / missing_required_attrs(...)
     infer_node(graph, node)                       infer_graph(graph)          inferable_op_types()
 
-The built-in schemas come from ``data/ge_ops.json``, generated from ``../shared/spec/ge-ops.json`` by
+The built-in schemas come from ``data/ge_ops.json``, generated from ``scripts/spec/ge-ops.json`` (the project's copy of the GE op fact sheet) by
 ``scripts/gen_op_catalogue.py`` (``--check`` tells whether the file is current).
 
 ``OpSchema.es_module`` (which ``ge.es.<module>`` holds the op's function; every op is also in ``ge.es.all``):
