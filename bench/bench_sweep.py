@@ -9,9 +9,10 @@ written to a temporary folder, swept with ``bench/gemm_fusion_pass.py`` (MatMul+
 layer). Not timed: writing the models, starting Python and the imports.
 
 * **sequential**: :func:`gebench.sweep.run_task` for every task in one fresh process, one after another (after
-  one untimed warm-up task), the same work a sweep task does (load, compile, the row, the compact ledger). Not
-  in this process: it also hosts the local cluster's scheduler, whose threads would then work on a heap full of
-  the sequential run's garbage;
+  one untimed warm-up task), doing what a sweep does with each task (load, compile, the row, the compact
+  ledger, its peak memory) and writing the same out folder (``results.jsonl``, the ledger files, the CSV table,
+  the report; the time spent writing is printed beside it). Not in this process: it also hosts the local
+  cluster's scheduler, whose threads would then work on a heap full of the sequential run's garbage;
 * **sweep**: ``gebench.sweep(models, passes=..., client=c)`` on a ``LocalCluster`` of ``--workers`` single-thread
   worker processes that is already running with its task servers started (the second sweep on a cluster); the
   time includes submitting, the isolated task processes, moving rows and ledgers back and writing the out
@@ -62,14 +63,29 @@ print(json.dumps({"peak_mem_mb": row["peak_mem_mb"], "status": row["status"]}))
 
 _SEQUENTIAL = """
 import json, pickle, sys, time
+from gebench.sweep import SweepResult
+from gebench.sweep._store import ResultStore
 from gebench.sweep._task import run_task
 with open(sys.argv[1], "rb") as fh:
-    warm, specs = pickle.load(fh)
+    warm, specs, out, meta = pickle.load(fh)
 run_task(warm)
 start = time.perf_counter()
-rows = [run_task(spec, measure_memory=False) for spec in specs]
+store = ResultStore.open(out, meta, overwrite=True)
+writing = 0.0
+for spec in specs:
+    row = run_task(spec)
+    t = time.perf_counter()
+    store.append(row)
+    writing += time.perf_counter() - t
+t = time.perf_counter()
+store.close()
+result = SweepResult.load(out)
+store.write_table(result.rows)
+result.write_report()
+writing += time.perf_counter() - t
 took = time.perf_counter() - start
-print(json.dumps({"seconds": took, "rows": [{k: r[k] for k in ("status", "wall_s", "passes")} for r in rows]}))
+rows = [{k: r[k] for k in ("status", "wall_s", "passes")} for r in result.rows]
+print(json.dumps({"seconds": took, "writing": writing, "rows": rows}))
 """
 
 
@@ -77,14 +93,18 @@ def _bench_env() -> dict[str, str]:
     return dict(os.environ, PYTHONPATH=str(ROOT), OMP_NUM_THREADS="1", OPENBLAS_NUM_THREADS="1", MKL_NUM_THREADS="1")
 
 
-def _sequential(warm: Any, specs: list[Any], tmp: Path) -> tuple[float, list[dict[str, Any]]]:
-    """The tasks one after another in one fresh process (after an untimed warm-up task there): (seconds, rows)."""
+def _sequential(warm: Any, specs: list[Any], tmp: Path, round_: int) -> tuple[float, float, list[dict[str, Any]]]:
+    """The tasks one after another in one fresh process (after an untimed warm-up task there), writing the same
+    out folder a sweep writes: (seconds, of which writing the out folder, rows)."""
     spec_file = tmp / "sequential_specs.pickle"
-    spec_file.write_bytes(pickle.dumps((warm, specs)))
+    meta = {"verify": False, "pass_sets": {specs[0].passes.label: {"digest": specs[0].passes.digest,
+                                                                   "paths": list(specs[0].passes.origins)}},
+            "models": [{"path": s.model, "name": s.model_name} for s in specs], "engine": {"scheduler": "none"}}
+    spec_file.write_bytes(pickle.dumps((warm, specs, str(tmp / f"sequential{round_}"), meta)))
     out = subprocess.run([sys.executable, "-c", _SEQUENTIAL, str(spec_file)], capture_output=True, text=True,
                          env=_bench_env(), check=True, timeout=3600)
     data = json.loads(out.stdout.strip().splitlines()[-1])
-    return float(data["seconds"]), data["rows"]
+    return float(data["seconds"]), float(data["writing"]), data["rows"]
 
 
 def _write_corpus(folder: Path, tasks: int, sizes: list[int]) -> tuple[list[Path], dict[int, int]]:
@@ -222,6 +242,7 @@ def main(argv: list[str] | None = None) -> int:
         single_peak = _single_task_peak(specs[largest], tmp)
 
         seq_times: list[float] = []
+        seq_writing: list[float] = []
         sweep_times: list[float] = []
         seq_rows: list[dict[str, Any]] = []
         sweep_rows: list[dict[str, Any]] = []
@@ -232,8 +253,9 @@ def main(argv: list[str] | None = None) -> int:
             client.run(_warm)
             warm_s = time.perf_counter() - start
             for r in range(args.rounds):
-                seconds, seq_rows = _sequential(warm, specs, tmp)
+                seconds, writing, seq_rows = _sequential(warm, specs, tmp, r)
                 seq_times.append(seconds)
+                seq_writing.append(writing)
                 start = time.perf_counter()
                 result = gebench.sweep([str(p) for p in models], passes=str(PASS_FILE), out=tmp / f"sweep{r}",
                                        client=client, progress=False)
@@ -252,7 +274,8 @@ def main(argv: list[str] | None = None) -> int:
 
         seq_s, sweep_s = statistics.median(seq_times), statistics.median(sweep_times)
         work_s = sum(r["wall_s"] for r in seq_rows)
-        print(f"sequential, one process: {seq_s:.2f} s (tasks' own wall time {work_s:.2f} s)"
+        print(f"sequential, one process: {seq_s:.2f} s (tasks' own wall time {work_s:.2f} s, writing the out folder "
+              f"{statistics.median(seq_writing):.2f} s)"
               + (f"; rounds {', '.join(f'{t:.2f}' for t in seq_times)}" if args.rounds > 1 else ""))
         print(f"sweep, LocalCluster of {args.workers} workers, running: {sweep_s:.2f} s"
               + (f"; rounds {', '.join(f'{t:.2f}' for t in sweep_times)}" if args.rounds > 1 else "")

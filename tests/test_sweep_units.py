@@ -143,6 +143,43 @@ def test_store_writes_rows_as_they_come_and_resumes(tmp_path: Path) -> None:
         SweepResult.load(tmp_path)
 
 
+def test_task_writes_its_ledger_where_the_driver_marked_the_folder(tmp_path: Path) -> None:
+    """The ledger is encoded once, in the task: written into the out folder when the sweep's marker is there
+    (the row carries only its path), carried as text otherwise (the store writes it as is); pass paths are the
+    driver's either way."""
+    import sys
+
+    from gebench.sweep import TaskSpec, run_task
+
+    sys.path.insert(0, str(Path(__file__).parent))
+    from sweep_corpus import make_models, write_passes
+
+    make_models(tmp_path / "models")
+    passes = write_passes(tmp_path / "passes")
+    model = str((tmp_path / "models" / "m2.onnx").resolve())
+    meta = {"verify": False, "pass_sets": {}, "models": [{"path": model, "name": "m2"}]}
+    store = ResultStore.open(tmp_path / "out", meta)
+    folder = store.allow_direct_ledgers("abc123")
+    spec = TaskSpec(model, "m2", bundle_passes(str(passes)), sweep_id="abc123", ledger_dir=folder)
+
+    direct = run_task(spec)
+    assert direct["ledger"] == f"ledgers/{spec.task_id}.json" and "_ledger_json" not in direct
+    written = json.loads((tmp_path / "out" / direct["ledger"]).read_text())
+    replaced = [r for r in written["records"] if r["status"] == "REPLACED"]
+    assert len(replaced) == 2 and all(r["pattern_source"].startswith(str(passes.resolve())) for r in replaced)
+    store.append(direct)
+
+    other = TaskSpec(model, "m2", bundle_passes(str(passes)), sweep_id="other", ledger_dir=folder)
+    sent = run_task(other)  # no marker of this sweep there: a same-named folder elsewhere is not written to
+    assert "ledger" not in sent and json.loads(sent["_ledger_json"]) == written
+    (tmp_path / "out" / direct["ledger"]).unlink()
+    store.append(sent)
+    assert json.loads((tmp_path / "out" / sent["ledger"]).read_text()) == written
+    store.close()
+    assert not list((tmp_path / "out" / "ledgers").glob(".*"))  # the marker is gone, no temporary file left
+    assert "_ledger_json" not in (tmp_path / "out" / RESULTS).read_text()
+
+
 def test_table_rows_flatten_per_pass() -> None:
     rows = table_rows([_row("m1", passes={"A": _pass(replaced=1), "B": _pass("AfterInferShape", failures=["x"])}),
                        _row("m2", "TIMEOUT")])

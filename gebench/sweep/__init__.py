@@ -186,9 +186,10 @@ def sweep(models: str | os.PathLike[str] | Sequence[str | os.PathLike[str]], pas
             remote.close()
         raise
     sweep_id = uuid.uuid4().hex[:8]
+    ledger_dir = store.allow_direct_ledgers(sweep_id) if ledger != "none" else ""
     specs = [TaskSpec(m.path, m.name, b, verify=verify, custom_ops=ops, timeout=task_timeout,
                       memory_limit_mb=task_memory_mb, isolate=isolate, ledger=ledger, sweep_id=sweep_id,
-                      tasks_per_process=tasks_per_process)
+                      tasks_per_process=tasks_per_process, ledger_dir=ledger_dir)
              for m in model_refs for b in bundles]
     done = store.rows
     todo = [s for s in specs if s.task_id not in done

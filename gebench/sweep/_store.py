@@ -153,6 +153,7 @@ class ResultStore:
         self.meta = meta
         self._rows = rows
         self._fh: TextIO | None = None
+        self._markers: list[Path] = []
 
     @classmethod
     def open(cls, out: str | os.PathLike[str], meta: dict[str, Any], *, resume: bool = False,
@@ -215,16 +216,38 @@ class ResultStore:
         tmp.write_text(json.dumps(self.meta, indent=1), encoding="utf-8")
         os.replace(tmp, self.out / META)
 
+    def allow_direct_ledgers(self, sweep_id: str) -> str:
+        """Make ``ledgers/`` and put the sweep's marker file in it (:func:`~gebench.sweep._task.ledger_marker`),
+        so tasks that see this folder write their ledgers there themselves. Returns the folder's absolute path
+        (for :attr:`TaskSpec.ledger_dir <gebench.sweep._task.TaskSpec>`). The marker is removed by
+        :meth:`close`."""
+        from ._task import ledger_marker
+
+        folder = (self.out / LEDGERS).resolve()
+        folder.mkdir(exist_ok=True)
+        marker = folder / ledger_marker(sweep_id)
+        marker.touch()
+        self._markers.append(marker)
+        return str(folder)
+
     def append(self, row: dict[str, Any]) -> None:
-        """Record a finished task: its ledger (``row["_ledger"]``, removed from the row) to
-        ``ledgers/<task>.json``, then the row as one flushed line of ``results.jsonl``."""
+        """Record a finished task: its ledger, when it travelled in the row, to ``ledgers/<task>.json``
+        (``row["_ledger_json"]``: text encoded by the task, written as is; ``row["_ledger"]``: a dict, encoded
+        here), removed from the row; then the row as one flushed line of ``results.jsonl``. A ledger the task
+        wrote itself is already in place (``row["ledger"]`` names it), so the file exists before its row.
+
+        Cost: one line write, plus one file write when the ledger came with the row.
+        """
+        text = row.pop("_ledger_json", None)
         ledger = row.pop("_ledger", None)
-        if ledger is not None:
+        if ledger is not None and text is None:
+            text = json.dumps({"task": row["task"], "model": row["model"], "model_name": row["model_name"],
+                               "pass_set": row["pass_set"], **ledger}, default=str)
+        if text is not None:
             (self.out / LEDGERS).mkdir(exist_ok=True)
             rel = f"{LEDGERS}/{row['task']}.json"
             with (self.out / rel).open("w", encoding="utf-8") as fh:
-                json.dump({"task": row["task"], "model": row["model"], "model_name": row["model_name"],
-                           "pass_set": row["pass_set"], **ledger}, fh, default=str)
+                fh.write(text)
             row["ledger"] = rel
         if self._fh is None:
             self._fh = (self.out / RESULTS).open("a", encoding="utf-8")
@@ -250,6 +273,11 @@ class ResultStore:
         return path
 
     def close(self) -> None:
+        """Close ``results.jsonl`` and remove the ledger markers (tasks still running then send their ledgers
+        back instead of writing them)."""
+        for marker in self._markers:
+            marker.unlink(missing_ok=True)
+        self._markers.clear()
         if self._fh is not None:
             self._fh.close()
             self._fh = None

@@ -19,14 +19,24 @@ Row schema (``ROW_VERSION``), one per (model, pass set):
 
 :func:`run_task` runs in whatever process calls it (the isolated task process, a worker thread, or the
 benchmark's sequential loop) and never raises for a model's or a pass's failure.
+
+The ledger is JSON-encoded where the task ran (in parallel with the other tasks, with the C encoder), never
+by the driver. When the driver's ``ledgers`` folder is visible there (``spec.ledger_dir`` holds the sweep's
+marker file :func:`ledger_marker`: a local cluster, or shared storage) the task writes
+``ledgers/<task>.json`` itself (atomically: a temporary file renamed) and its row carries only the relative
+path under ``"ledger"``; otherwise the row carries the encoded text under ``"_ledger_json"`` and the driver's
+store writes it. Either way what travels back through the task server, Dask and the driver is a row of about
+a kilobyte plus, at most, one string.
 """
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import datetime
 import functools
 import hashlib
+import json
 import logging
 import os
 import threading
@@ -37,7 +47,7 @@ from typing import Any
 
 from ._corpus import PassBundle
 
-__all__ = ["TaskSpec", "run_task", "base_row", "ROW_VERSION", "STATUSES", "COMPLETED_STATUSES"]
+__all__ = ["TaskSpec", "run_task", "base_row", "ledger_marker", "ROW_VERSION", "STATUSES", "COMPLETED_STATUSES"]
 
 _log = logging.getLogger(__name__)
 
@@ -56,7 +66,9 @@ class TaskSpec:
     ``timeout`` (seconds) and ``memory_limit_mb`` are enforced only with ``isolate`` (the task runs in a
     task process, see :mod:`gebench.sweep._isolate`; ``tasks_per_process`` tasks at most share one, 1 gives
     each task a fresh process). ``ledger`` is ``"compact"`` (no structural mismatches, at most
-    :data:`COMPACT_LEDGER_LIMIT` records), ``"full"`` or ``"none"``.
+    :data:`COMPACT_LEDGER_LIMIT` records), ``"full"`` or ``"none"``. ``ledger_dir`` is the absolute path of
+    the driver's ``ledgers`` folder (empty: the ledger always travels back in the row, see the module
+    docstring).
     """
 
     model: str
@@ -70,6 +82,7 @@ class TaskSpec:
     ledger: str = "compact"
     sweep_id: str = ""
     tasks_per_process: int = 20
+    ledger_dir: str = ""
 
     @functools.cached_property
     def task_id(self) -> str:
@@ -91,6 +104,12 @@ def base_row(spec: TaskSpec) -> dict[str, Any]:
         "nodes_before": None, "nodes_after": None, "wall_s": None, "load_s": None, "compile_s": None,
         "peak_mem_mb": None, "worker": None, "attempts": 1, "finished_at": None, "passes": {},
     }
+
+
+def ledger_marker(sweep_id: str) -> str:
+    """Name of the file the driver puts in its ``ledgers`` folder for the sweep ``sweep_id``: a task that sees it
+    there writes its ledger file itself (the folder is the driver's, not a same-named folder elsewhere)."""
+    return f".sweep-{sweep_id}"
 
 
 def finish_row(row: dict[str, Any]) -> dict[str, Any]:
@@ -182,8 +201,10 @@ def run_task(spec: TaskSpec, *, on_pass_start: Callable[[str], None] | None = No
     Never raises for the model or the passes (their failures are the row's status); ``BaseException`` other
     than ``Exception`` (KeyboardInterrupt) propagates. With ``measure_memory`` the process's peak RSS is reset
     first (Linux) so ``peak_mem_mb`` is this task's; the caller may overwrite it with a better measurement.
-    The row carries the ledger under ``"_ledger"`` unless ``spec.ledger == "none"`` (the store moves it to
-    its own file). Cost: one model load and one compile (plus the per-rewrite checks with ``verify``).
+    Unless ``spec.ledger == "none"``, the ledger is encoded here and either written to
+    ``spec.ledger_dir`` (row key ``"ledger"``) or carried as text (row key ``"_ledger_json"``; the store writes
+    it); see the module docstring. Cost: one model load and one compile (plus the per-rewrite checks with
+    ``verify``); encoding and writing the ledger (a few ms for hundreds of records) is not in ``wall_s``.
     """
     from gebench import api
 
@@ -192,6 +213,7 @@ def run_task(spec: TaskSpec, *, on_pass_start: Callable[[str], None] | None = No
         reset_peak_rss()
     start = time.perf_counter()
     item_paths: list[str] = []
+    ledger: dict[str, Any] | None = None
     try:
         item_paths = spec.passes.materialize(cache_dir)
         ops_paths = _materialize_custom_ops(spec, cache_dir)
@@ -221,7 +243,7 @@ def run_task(spec: TaskSpec, *, on_pass_start: Callable[[str], None] | None = No
         row["compile_s"] = time.perf_counter() - compile_start
         _fill_from_run(row, run, clock.seconds if timed else None)
         if spec.ledger != "none":
-            row["_ledger"] = _ledger_payload(run, spec.ledger)
+            ledger = _ledger_payload(run, spec.ledger)
     except Exception as exc:  # noqa: BLE001 - gebench itself failed on this model: record it, go on
         row["status"] = "ERROR"
         row["reason"] = f"{type(exc).__name__}: {exc}"
@@ -229,7 +251,37 @@ def run_task(spec: TaskSpec, *, on_pass_start: Callable[[str], None] | None = No
     finally:
         if item_paths:
             _unmap_row(row, spec.passes, item_paths)
-    return _done(row, start, measure_memory)
+    row = _done(row, start, measure_memory)
+    if ledger is not None:
+        _emit_ledger(row, spec, ledger, item_paths)
+    return row
+
+
+def _emit_ledger(row: dict[str, Any], spec: TaskSpec, ledger: dict[str, Any], item_paths: list[str]) -> None:
+    """Encode ``ledger`` (one ``json.dumps``, C encoder; worker-side pass paths replaced by the driver's in the
+    text) and write it to ``spec.ledger_dir`` when the sweep's marker is there (row key ``"ledger"``: the path
+    relative to the out folder), else keep the text in the row (``"_ledger_json"``). A failed write falls back
+    to the row; never raises for an ``OSError``."""
+    text = json.dumps({"task": row["task"], "model": row["model"], "model_name": row["model_name"],
+                       "pass_set": row["pass_set"], **ledger}, default=str)
+    for local, origin in zip(item_paths, spec.passes.origins):
+        text = text.replace(json.dumps(local)[1:-1], json.dumps(origin)[1:-1])
+    folder = spec.ledger_dir
+    if folder and spec.sweep_id and os.path.exists(os.path.join(folder, ledger_marker(spec.sweep_id))):
+        name = f"{row['task']}.json"
+        tmp = os.path.join(folder, f".{name}.{os.getpid()}.tmp")
+        try:
+            with open(tmp, "w", encoding="utf-8") as fh:
+                fh.write(text)
+            os.replace(tmp, os.path.join(folder, name))
+            row["ledger"] = f"{os.path.basename(folder.rstrip(os.sep))}/{name}"
+            return
+        except OSError as exc:
+            _log.warning("cannot write the ledger of %s to %s (%s); sending it back instead", row["task"],
+                         folder, exc)
+            with contextlib.suppress(OSError):
+                os.unlink(tmp)
+    row["_ledger_json"] = text
 
 
 def _done(row: dict[str, Any], start: float, measure_memory: bool) -> dict[str, Any]:
@@ -331,11 +383,4 @@ def _unmap_row(row: dict[str, Any], bundle: PassBundle, item_paths: list[str]) -
         e["failures"] = [bundle.unmap(f, item_paths) for f in e["failures"]]
     if "traceback" in row:
         row["traceback"] = bundle.unmap(row["traceback"], item_paths)
-    ledger = row.get("_ledger")
-    if ledger is not None:
-        import json
 
-        text = json.dumps(ledger, default=str)
-        for local, origin in zip(item_paths, bundle.origins):
-            text = text.replace(json.dumps(local)[1:-1], json.dumps(origin)[1:-1])
-        row["_ledger"] = json.loads(text)
