@@ -179,8 +179,18 @@ def test_write_and_read_report_progress(tmp_path):
     assert [d for d, _ in written] == sorted(d for d, _ in written)
     read = []
     load_ge_dump(paths[0], progress=lambda done, total: read.append((done, total)))
-    size = len(paths[0].read_text(encoding="utf-8"))
+    size = len(paths[0].read_bytes())
     assert read and read[-1] == (size, size) and len(read) <= 102
+
+
+def test_a_dump_that_is_not_utf8_is_refused_as_before(tmp_path):
+    text = dump_text(_odd_graph(), "ge_proto", 1).encode("utf-8")
+    for damaged in (text.replace(b'data: "', b'data: "\xff', 1), text.replace(b'    name: "n1', b'    name: "\xfe', 1)):
+        path = tmp_path / "ge_proto_00000000_graph_0_X.txt"
+        path.write_bytes(damaged)
+        assert reader.read_dump_text(damaged, "<bytes>") is None
+        with pytest.raises(codec.GeDumpError, match="not UTF-8 text"):
+            load_ge_dump(path)
 
 
 def test_a_failing_write_leaves_no_file(tmp_path):

@@ -739,7 +739,7 @@ def _schema_info(op_type: str) -> tuple[dict[str, Any], list[str]]:
     return _schema_attrs(schema), [a.name for a in schema.attrs] if schema is not None else []
 
 
-@dataclasses.dataclass
+@dataclasses.dataclass(slots=True)
 class _PendingEdge:
     src: str
     src_port: int
@@ -992,28 +992,35 @@ def _connect(graph: ir.Graph, pending: list[_PendingEdge], at: Any, current: lis
     An input naming output ``k`` of an op that has ``output_desc`` entries must have ``k`` below their count; an
     op written without any ``output_desc`` gets anchors on demand (at most :data:`MAX_IMPLIED_OUTPUTS`).
     """
-    pending.sort(key=lambda e: (e.peer_index < 0, e.peer_index, e.order))
+    pending.sort(key=_edge_order)
     descless = {n.id for n in graph.nodes() if n.num_outputs == 0}
+    find = graph.find
     for edge in pending:
-        src = graph.find(edge.src)
-        current[0] = edge.dst.name
-        where = at(graph.name, edge.dst.name)
+        src = find(edge.src)
+        dst = edge.dst
+        current[0] = dst._name
+        src_port = edge.src_port
         if src is None:
-            raise GeDumpError(f"{where}: input {edge.src}:{edge.src_port} names no node of graph {graph.name!r}")
-        if edge.src_port >= src.num_outputs and (
-                src.id not in descless or edge.src_port >= MAX_IMPLIED_OUTPUTS):
+            raise GeDumpError(f"{at(graph.name, dst.name)}: input {edge.src}:{src_port} names no node of graph "
+                              f"{graph.name!r}")
+        if src_port >= len(src.outputs) and (src.id not in descless or src_port >= MAX_IMPLIED_OUTPUTS):
             count = (f"it has {src.num_outputs} output_desc entr{'y' if src.num_outputs == 1 else 'ies'}"
                      if src.id not in descless else f"an op without output_desc may imply at most "
                      f"{MAX_IMPLIED_OUTPUTS} outputs")
-            raise GeDumpError(f"{where}: input {edge.src}:{edge.src_port} names output {edge.src_port} of "
+            raise GeDumpError(f"{at(graph.name, dst.name)}: input {edge.src}:{src_port} names output {src_port} of "
                               f"{edge.src!r} ({src.op_type}), but {count}; fix the port or add the op's "
                               "output_desc entries")
         try:
             if edge.dst_port == -1:
-                graph.add_control_edge(src, edge.dst)
+                graph.add_control_edge(src, dst)
             else:
-                while src.num_outputs <= edge.src_port:
+                while len(src.outputs) <= src_port:
                     graph.add_output_anchor(src)  # an op written without output_desc: anchors on demand
-                graph.add_edge(src, edge.src_port, edge.dst, edge.dst_port)
+                graph.add_edge(src, src_port, dst, edge.dst_port)
         except ir.GraphError as exc:
-            raise GeDumpError(f"{where}: {exc}") from None
+            raise GeDumpError(f"{at(graph.name, dst.name)}: {exc}") from None
+
+
+def _edge_order(edge: _PendingEdge) -> tuple[bool, int, int]:
+    """Edges with a peer index first, by it (the use order the file gives), then the others in file order."""
+    return edge.peer_index < 0, edge.peer_index, edge.order

@@ -22,6 +22,7 @@ import re
 from collections.abc import Callable
 from typing import Any
 
+import numpy as np
 from google.protobuf import text_encoding, text_format
 
 from gebench import ir
@@ -30,58 +31,61 @@ from . import _ge_dump_codec as codec
 from ._progress import Progress
 from .proto import ge_ir_pb2 as pb
 
-__all__ = ["read_dump_text"]
+__all__ = ["SplitDump", "read_dump_text", "split_dump_text"]
 
 _log = logging.getLogger(__name__)
 
-_ID = re.compile(r"    id: (-?[0-9]+)\n")
+_ID = re.compile(rb"    id: (-?[0-9]+)\n")
 #: Lines of an op's attr values that hold per-op values: a tensor's bytes, a string, a string list's item.
-_SLOT_PREFIXES = (("\n          data: ", 1), ("\n        s: ", 2), ("\n          s: ", 3))
-_DATA_AT = "\n          data: "
-_KEY_AT = '    attr {\n      key: "'
+_SLOT_PREFIXES = ((b"\n          data: ", 1), (b"\n        s: ", 2), (b"\n          s: ", 3))
+_DATA_AT = b"\n          data: "
+_KEY_AT = b'    attr {\n      key: "'
 #: Attrs the decoder reads beyond their own value (anchor names, schema metadata): never slots.
 _RESERVED = frozenset((*codec._ANCHOR_NAME_KEYS, *codec._SCHEMA_KEYS))
 _DATA, _STRING, _ITEM = 1, 2, 3
-_OP_OPEN = "  op {\n"
-_OP_CLOSE = "\n  }\n"
-_INPUT_KINDS = ('input: ""\n', 'input: "_:0"\n', 'input: "_:-1"\n')
+_OP_OPEN = b"  op {\n"
+_OP_CLOSE = b"\n  }\n"
+_INPUT_KINDS = (b'input: ""\n', b'input: "_:0"\n', b'input: "_:-1"\n')
 
 
-_NO_DATA: list[str] = []
+_NO_DATA: list[bytes] = []
 
 
 class _NotLaidOut(Exception):
     """The text deviates from the printers' layout; the caller parses it whole."""
 
 
-def _literal(t: str, start: int) -> int:
+def _literal(t: bytes, start: int) -> int:
     """The index of the closing quote of the literal whose body starts at ``start`` (after the opening quote)
     and which ends its line. Raising ``_NotLaidOut`` where ``text_format`` would read the line otherwise: the
     line does not end with a quote, or the body holds an unescaped quote or ends in an escaping backslash."""
-    end = t.find("\n", start) - 1
-    if end < start or t[end] != '"':
+    end = t.find(b"\n", start) - 1
+    if end < start or t[end] != 0x22:
         raise _NotLaidOut("literal")
-    if '"' in t[start:end] or t[end - 1] == "\\":
+    if b'"' in t[start:end] or t[end - 1] == 0x5C:
         # escapes pair from the left: without the escaped backslashes and quotes, no quote and no final
         # backslash may remain
-        body = t[start:end].replace("\\\\", "").replace('\\"', "")
-        if '"' in body or body.endswith("\\"):
+        body = t[start:end].replace(b"\\\\", b"").replace(b'\\"', b"")
+        if b'"' in body or body.endswith(b"\\"):
             raise _NotLaidOut("literal")
     return end
 
 
-def _unescape(literal: str) -> bytes:
-    """``text_encoding.CUnescape`` (what ``text_format`` does with a literal's body), without its regex pass
-    when the body has no ``\\x`` escape for that pass to rewrite."""
-    if "\\x" in literal:
-        return text_encoding.CUnescape(literal)
-    return literal.encode("utf-8").decode("unicode_escape").encode("raw_unicode_escape")
+def _unescape(literal: bytes) -> bytes:
+    """``text_encoding.CUnescape`` of the literal's text (what ``text_format`` does with a literal's body, after
+    decoding the line as UTF-8, which raises here too), without its regex pass when there is no ``\\x`` escape
+    for it to rewrite."""
+    if not literal.isascii():
+        literal.decode("utf-8")  # a line text_format could not decode: raises UnicodeDecodeError
+    if b"\\x" in literal:
+        return text_encoding.CUnescape(literal.decode("utf-8"))
+    return literal.decode("unicode_escape").encode("raw_unicode_escape")
 
 
-def _string(literal: str) -> str:
+def _string(literal: bytes) -> str:
     """The value ``text_format`` gives a string field for the body of a double-quoted literal."""
-    if "\\" not in literal:
-        return literal
+    if b"\\" not in literal:
+        return literal.decode("utf-8")
     return _unescape(literal).decode("utf-8")
 
 
@@ -90,7 +94,7 @@ class _Op:
 
     __slots__ = ("name", "type", "id", "inputs", "data", "template")
 
-    def __init__(self, name: str, inputs: list[str], op_id: int, data: list[str], template: _Template) -> None:
+    def __init__(self, name: str, inputs: list[bytes], op_id: int, data: list[bytes], template: _Template) -> None:
         self.name = name
         self.inputs = inputs
         self.id = op_id
@@ -102,19 +106,20 @@ class _Op:
 class _Template:
     """An op signature, parsed and decoded once."""
 
-    __slots__ = ("text", "kinds", "type", "decoded", "peers", "slots", "strings", "mutable", "_op")
+    __slots__ = ("text", "kinds", "type", "decoded", "peers", "slots", "strings", "mutable", "layouts", "_op")
 
-    def __init__(self, text: str, kinds: tuple[int, ...], slot_keys: list[tuple[int, str]]) -> None:
+    def __init__(self, text: bytes, kinds: tuple[int, ...], slot_keys: list[tuple[int, str]]) -> None:
         self.text = text
         self.kinds = kinds
         #: some slots are strings (an op matches this template only after its strings are cut out too)
         self.strings = any(kind != _DATA for kind, _ in slot_keys)
         op = pb.OpDef()
-        body = "".join(_INPUT_KINDS[k] for k in kinds)
-        text_format.Parse('name: "_"\n' + body + text, op)
+        body = b"".join(_INPUT_KINDS[k] for k in kinds)
+        text_format.Parse(b'name: "_"\n' + body + text, op)
         self.type = op.type
-        #: per attr with slots: (key, the AttrDef as parsed, [(slot kind, list index)] in slot order)
-        self.slots: list[tuple[str, pb.AttrDef, list[tuple[int, int]]]] = []
+        #: per attr with slots: (key, the AttrDef as parsed, [(slot kind, list index)] in slot order, and for a
+        #: tensor whose bytes are the only slot, what :func:`_tensor_layout` gives)
+        self.slots: list[tuple[str, pb.AttrDef, list[tuple[int, int]], tuple | None]] = []
         by_key: dict[str, list[tuple[int, int]]] = {}
         for k, (kind, key) in enumerate(slot_keys):
             marker = b"#%d" % k
@@ -140,7 +145,13 @@ class _Template:
                 value.t.data = b""  # the template's own decode must not see the marker as tensor bytes
             kept = pb.AttrDef()
             kept.CopyFrom(value)
-            self.slots.append((key, kept, places))
+            self.slots.append((key, kept, places, _tensor_layout(kept) if places == [(_DATA, -1)] else None))
+        #: per slot (in slot order), the tensor layout when its attr is a tensor whose bytes are its only slot
+        self.layouts: list[tuple | None] = []
+        for _, _, places, layout in self.slots:
+            self.layouts.extend([layout] + [None] * (len(places) - 1))
+        if not any(self.layouts):
+            self.layouts = []
         self.decoded: codec.DecodedOp | None = None
         self.peers = codec.peer_indexes(dict(op.attr))
         self._op = op
@@ -166,11 +177,18 @@ def _decode(op: _Op, schema_info: dict[str, Any], where: str) -> codec.DecodedOp
     if template.slots:
         attrs = dict(attrs)
         values = iter(op.data)
-        for key, kept, places in template.slots:
+        for key, kept, places, layout in template.slots:
+            if layout is not None:
+                first = next(values)
+                if type(first) is ir.TensorValue:  # decoded when the op was split (see _Reader.op)
+                    attrs[key] = first
+                    continue
+                raws = [_unescape(first)]
+            else:
+                raws = [_unescape(next(values)) for _ in places]
             msg = pb.AttrDef()
             msg.CopyFrom(kept)
-            for kind, index in places:
-                raw = _unescape(next(values))
+            for (kind, index), raw in zip(places, raws, strict=True):
                 if kind == _DATA:
                     msg.t.data = raw
                 elif kind == _STRING:
@@ -184,11 +202,50 @@ def _decode(op: _Op, schema_info: dict[str, Any], where: str) -> codec.DecodedOp
                            list(base.subgraph_names))
 
 
+def _early_values(template: _Template, literals: list[bytes]) -> list[Any]:
+    """``literals`` with the tensors of a known layout and the right size decoded (what ``_decode_tensor`` gives
+    them): the values are kept instead of their escaped text, about three and a half times larger."""
+    out: list[Any] = []
+    for literal, layout in zip(literals, template.layouts, strict=True):
+        if layout is not None:
+            raw = _unescape(literal)
+            dtype, np_type, shape, fmt, origin, size = layout
+            if len(raw) == size:
+                arr = np.frombuffer(raw, dtype=np_type.newbyteorder("<")).astype(np_type).reshape(shape)
+                out.append(ir.TensorValue(dtype, arr, fmt, origin))
+                continue
+        out.append(literal)
+    return out
+
+
+def _tensor_layout(msg: pb.AttrDef) -> tuple | None:
+    """(dtype, numpy type, shape, format, origin format, byte size) of the tensor an AttrDef holds, as
+    :func:`~gebench.io._ge_dump_codec._decode_tensor` reads them, when its bytes decide nothing else: a numpy
+    type and known dims. None otherwise (the general decode then runs per op)."""
+    if msg.WhichOneof("value") != "t":
+        return None
+    desc = msg.t.desc
+    dtype = codec.cpp_dtype(desc.dtype)
+    try:
+        np_type = ir.numpy_dtype(dtype)
+    except ValueError:
+        return None
+    shape = tuple(desc.shape.dim)
+    if np_type == np.object_ or any(d < 0 for d in shape):
+        return None
+    fmt = codec.parse_format_string(desc.layout) if desc.layout else ir.Format.FORMAT_ND
+    origin = None
+    if "origin_format" in desc.attr:
+        origin = codec.parse_format_string(desc.attr["origin_format"].s.decode("utf-8", "replace"))
+    count = int(np.prod(shape, dtype=np.int64)) if shape else 1
+    return dtype, np_type, shape, fmt or ir.Format.FORMAT_ND, origin, count * np_type.itemsize
+
+
 class _Reader:
     def __init__(self) -> None:
-        self.templates: dict[tuple[str, tuple[int, ...]], _Template] = {}
+        self.templates: dict[tuple[bytes, tuple[int, ...]], _Template] = {}
 
-    def _slots(self, rest: str, *, strings: bool) -> tuple[list[str], list[tuple[int, str]], str]:
+    def _slots(self, rest: bytes, *, strings: bool) -> tuple[list[bytes], list[tuple[int, str]], bytes]:
         """Cut the per-op values out of an op's attr entries: tensor bytes, and with ``strings`` the strings of
         attrs that are not :data:`_RESERVED`. Returns (their literals, (slot kind, attr key) per literal, the
         attr text with numbered markers in their place)."""
@@ -198,7 +255,7 @@ class _Reader:
             while i >= 0:
                 hits.append((i + 1, kind))
                 i = rest.find(prefix, i + 1)
-        data: list[str] = []
+        data: list[bytes] = []
         slot_keys: list[tuple[int, str]] = []
         if not hits:
             return data, slot_keys, rest
@@ -213,62 +270,63 @@ class _Reader:
                 raise _NotLaidOut("value line outside an attr")
             if at_key != last_at:
                 last_at = at_key
-                key = _string(rest[at_key + len(_KEY_AT):rest.index('"\n', at_key + len(_KEY_AT))])
+                key = _string(rest[at_key + len(_KEY_AT):rest.index(b'"\n', at_key + len(_KEY_AT))])
             if kind != _DATA and key in _RESERVED:
                 continue
             prefix = _SLOT_PREFIXES[kind - 1][0][1:]
             start = at_line + len(prefix) + 1
-            if rest[start - 1] != '"':
+            if rest[start - 1] != 0x22:
                 raise _NotLaidOut("value literal")
             end = _literal(rest, start)
             pieces.append(rest[q:at_line])
-            pieces.append(f'{prefix}"#{len(data)}"\n')
+            pieces.append(b'%s"#%d"\n' % (prefix, len(data)))
             data.append(rest[start:end])
             slot_keys.append((kind, key))
             q = end + 2
         if not data:
             return data, slot_keys, rest
         pieces.append(rest[q:])
-        return data, slot_keys, "".join(pieces)
+        return data, slot_keys, b"".join(pieces)
 
-    def op(self, t: str) -> _Op:
-        """Split one op block (its fields, each line ending in ``\\n``) into its unique parts and signature."""
-        p = 0
+    def op(self, t: bytes, p: int, end: int) -> _Op:
+        """Split the op block ``t[p:end]`` (its fields, each line ending in ``\\n``) into its unique parts and its
+        signature (offsets into the whole text: the block is not copied)."""
         name = ""
-        if t.startswith('    name: "', 0):
-            end = _literal(t, 11)
-            name = _string(t[11:end])
-            p = end + 2
+        if t.startswith(b'    name: "', p):
+            stop = _literal(t, p + 11)
+            name = _string(t[p + 11:stop])
+            p = stop + 2
         start = p
-        if t.startswith("    type: ", p):
-            p = t.index("\n", p) + 1
+        if t.startswith(b"    type: ", p):
+            p = t.index(b"\n", p) + 1
         type_line = t[start:p]
         inputs = []
         kinds = []
-        while t.startswith('    input: "', p):
-            end = _literal(t, p + 12)
-            literal = t[p + 12:end]
+        while t.startswith(b'    input: "', p):
+            stop = _literal(t, p + 12)
+            literal = t[p + 12:stop]
             inputs.append(literal)
-            kinds.append(0 if not literal else 2 if literal.endswith(":-1") else 1)
-            p = end + 2
-        q = p  # the attr entries follow the inputs, one block each
-        while t.startswith("    attr {\n", q):
-            q = t.find("\n    }\n", q)
+            kinds.append(0 if not literal else 2 if literal.endswith(b":-1") else 1)
+            p = stop + 2
+        q = p  # the attr entries follow the inputs: they end where the last one (found from the end) closes
+        if t.startswith(b"    attr {\n", p):
+            last = max(t.rfind(b"\n    attr {\n", p, end) + 1, p)
+            q = t.find(b"\n    }\n", last, end)
             if q < 0:
                 raise _NotLaidOut("unclosed attr")
-            q += len("\n    }\n")
+            q += len(b"\n    }\n")
         rest = t[p:q]
-        tail = t[q:]
+        tail = t[q:end]
         op_id = 0
-        at = 0 if tail.startswith("    id: ") else tail.find("\n    id: ") + 1
-        if at > 0 or tail.startswith("    id: "):
+        at = 0 if tail.startswith(b"    id: ") else tail.find(b"\n    id: ") + 1
+        if at > 0 or tail.startswith(b"    id: "):
             m = _ID.match(tail, at)
             if m is None:
                 raise _NotLaidOut("id")
             op_id = int(m.group(1))
             tail = tail[:at] + tail[m.end():]
         kinds_key = tuple(kinds)
-        if "\n          data: " in rest:
+        if _DATA_AT in rest:
             data, slot_keys, with_data = self._slots(rest, strings=False)
         else:
             data, slot_keys, with_data = [], [], rest
@@ -281,22 +339,25 @@ class _Reader:
             template = self.templates.get(key)
             if template is None:
                 signature = key[0]
-                if signature.startswith(("    name: ", "    input: ", "    id: ")) or "\n    name: " in signature \
-                        or "\n    input: " in signature or "\n    id: " in signature or _DATA_AT in tail:
+                if signature.startswith((b"    name: ", b"    input: ", b"    id: ")) \
+                        or b"\n    name: " in signature or b"\n    input: " in signature \
+                        or b"\n    id: " in signature or _DATA_AT in tail:
                     raise _NotLaidOut("fields out of order")
                 template = self.templates[key] = _Template(signature, kinds_key, slot_keys)
+        if template.layouts:
+            data = _early_values(template, data)
         return _Op(name, inputs, op_id, data, template)
 
 
-def _blocks(text: str, pos: int, end: int, indent: str) -> list[tuple[bool, int, int]]:
+def _blocks(text: bytes, pos: int, end: int, indent: bytes) -> list[tuple[bool, int, int]]:
     """The fields of a message body ``text[pos:end]`` at ``indent``: (is a message, start, end) per field."""
     out = []
-    close = "\n" + indent + "}\n"
+    close = b"\n" + indent + b"}\n"
     while pos < end:
-        nl = text.find("\n", pos, end)
-        if nl < 0 or not text.startswith(indent, pos) or text[pos + len(indent)] == " ":
+        nl = text.find(b"\n", pos, end)
+        if nl < 0 or not text.startswith(indent, pos) or text[pos + len(indent)] == 0x20:
             raise _NotLaidOut("indentation")
-        if text[nl - 1] == "{":
+        if text[nl - 1] == 0x7B:
             stop = text.find(close, nl - 1, end)
             if stop < 0:
                 raise _NotLaidOut("unclosed message")
@@ -308,56 +369,88 @@ def _blocks(text: str, pos: int, end: int, indent: str) -> list[tuple[bool, int,
     return out
 
 
-def read_dump_text(text: str, source: str, progress: Callable[[int, int], None] | None = None) -> ir.Graph | None:
-    """The graph :func:`~gebench.io._ge_dump_codec.decode_model` gives for the parsed ``text``, or None when the
-    text is not laid out as protobuf's printers lay it out (the caller then parses it whole).
+class SplitDump:
+    """A dump text split by :func:`split_dump_text`; :meth:`build` makes its graph without the text."""
 
-    ``progress(done, total)`` is called with character counts as the text is read (at most about a hundred
-    times), the last time with ``done == total`` once the graph is built.
+    def __init__(self, model: pb.ModelDef, bodies: list[tuple[list[_Op], Any]], source: str,
+                 counted: Progress) -> None:
+        self._model = model
+        self._bodies = bodies
+        self._source = source
+        self._counted = counted
 
-    Cost: O(len(text)) in C for the splitting, plus O(ops) Python steps and one parse per distinct op signature.
-    """
+    def build(self) -> ir.Graph | None:
+        """The graph, or None when decoding failed (the caller then parses the text whole)."""
+        try:
+            graph = codec.decode_model(self._model, source=self._source, bodies=self._bodies)
+        except (_NotLaidOut, text_format.ParseError, codec.GeDumpError, UnicodeDecodeError, ValueError) as exc:
+            _log.debug("%s: parsed whole (%s: %s)", self._source, type(exc).__name__, exc)
+            return None
+        finally:
+            self._bodies = []
+        self._counted.finish()
+        return graph
+
+
+def split_dump_text(text: bytes | str, source: str,
+                    progress: Callable[[int, int], None] | None = None) -> SplitDump | None:
+    """The first step of :func:`read_dump_text`: split the text and parse each op signature once. None when the
+    text is not laid out as the printers lay it out. Nothing of ``text`` is kept, so the caller may drop it
+    before :meth:`SplitDump.build`."""
     try:
-        return _read(text, source, progress)
+        return _split(text.encode("utf-8") if isinstance(text, str) else text, source, progress)
     except (_NotLaidOut, text_format.ParseError, codec.GeDumpError, UnicodeDecodeError, ValueError) as exc:
         _log.debug("%s: parsed whole (%s: %s)", source, type(exc).__name__, exc)
         return None
 
 
-def _read(text: str, source: str, progress: Callable[[int, int], None] | None) -> ir.Graph:
-    if not text.endswith("\n"):
+def read_dump_text(text: bytes | str, source: str,
+                   progress: Callable[[int, int], None] | None = None) -> ir.Graph | None:
+    """The graph :func:`~gebench.io._ge_dump_codec.decode_model` gives for the parsed ``text`` (the file's bytes,
+    UTF-8; a str is encoded first), or None when the text is not laid out as protobuf's printers lay it out or
+    is not UTF-8 (the caller then parses it whole, and reports what is wrong).
+
+    ``progress(done, total)`` is called with byte counts as the text is read (at most about a hundred times), the
+    last time with ``done == total`` once the graph is built.
+
+    Cost: O(len(text)) in C for the splitting, plus O(ops) Python steps and one parse per distinct op signature.
+    """
+    split = split_dump_text(text, source, progress)
+    return None if split is None else split.build()
+
+
+def _split(text: bytes, source: str, progress: Callable[[int, int], None] | None) -> SplitDump:
+    if not text.endswith(b"\n"):
         raise _NotLaidOut("no final newline")
     reader = _Reader()
-    rest: list[str] = []
-    shells: list[str] = []
+    rest: list[bytes] = []
+    shells: list[bytes] = []
     bodies: list[tuple[list[_Op], Any]] = []
     total = len(text)
     counted = Progress(progress, total)
-    for is_message, start, stop in _blocks(text, 0, total, ""):
-        if not (is_message and text.startswith("graph {\n", start)):
+    for is_message, start, stop in _blocks(text, 0, total, b""):
+        if not (is_message and text.startswith(b"graph {\n", start)):
             rest.append(text[start:stop])
             continue
-        shell: list[str] = []
+        shell: list[bytes] = []
         ops: list[_Op] = []
         # ops among other fields parse as ops listed together, so their order is all that counts
-        for sub_message, a, b in _blocks(text, start + len("graph {\n"), stop - 2, "  "):
+        for sub_message, a, b in _blocks(text, start + len(b"graph {\n"), stop - 2, b"  "):
             if sub_message and text.startswith(_OP_OPEN, a):
-                ops.append(reader.op(text[a + len(_OP_OPEN):b - len(_OP_CLOSE) + 1]))
+                ops.append(reader.op(text, a + len(_OP_OPEN), b - len(_OP_CLOSE) + 1))
                 counted.advance(b - counted.done)
             else:
                 shell.append(text[a:b])
-        shells.append("".join(shell))
+        shells.append(b"".join(shell))
         bodies.append((ops, _decode))
     if not shells:
         raise _NotLaidOut("no graph")
     model = pb.ModelDef()
-    text_format.Parse("".join(rest), model)
+    text_format.Parse(b"".join(rest), model)
     if model.graph:
         raise _NotLaidOut("graph outside the layout")
     for shell_text in shells:
         text_format.Parse(shell_text, model.graph.add())
     _log.debug("%s: %d ops, %d distinct op signatures", source, sum(len(ops) for ops, _ in bodies),
                len(reader.templates))
-    graph = codec.decode_model(model, source=source, bodies=bodies)
-    counted.finish()
-    return graph
+    return SplitDump(model, bodies, source, counted)

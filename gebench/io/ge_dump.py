@@ -55,7 +55,7 @@ from ._ge_dump_env import (
     sanitize_suffix,
     stage_selected,
 )
-from ._ge_dump_read import read_dump_text
+from ._ge_dump_read import read_dump_text, split_dump_text
 from ._ge_dump_text import ge_onnx_chunks, ge_proto_chunks
 from ._progress import Progress
 from .proto import ge_ir_pb2
@@ -268,18 +268,15 @@ def load_ge_dump(path: str | os.PathLike[str], *, progress: Callable[[int, int],
     distinct op signature is parsed once (:mod:`gebench.io._ge_dump_read`), any other text is parsed whole. Then
     O(nodes + edges).
 
-    ``progress(done, total)``, when given, is called with character counts as a text dump is read (at most about
-    a hundred calls, the last one with ``done == total``; not called for binary files or text parsed whole).
+    ``progress(done, total)``, when given, is called with byte counts as a text dump is read (at most about a
+    hundred calls, the last one with ``done == total``; not called for binary files or text parsed whole).
 
     Raises:
         GeDumpError: the file is missing, is a ge_onnx or ge_readable dump, is truncated or malformed (the
             message gives ``file:line:column``), or describes an inconsistent graph. No graph is returned then.
     """
     path = Path(path)
-    try:
-        data = path.read_bytes()
-    except OSError as exc:
-        raise GeDumpError(f"cannot read GE dump {path}: {exc}") from exc
+    data = _read_dump_bytes(path)
     if _looks_binary(data):
         model = ge_ir_pb2.ModelDef()
         try:
@@ -287,6 +284,14 @@ def load_ge_dump(path: str | os.PathLike[str], *, progress: Callable[[int, int],
         except pb_message.DecodeError as exc:
             raise GeDumpError(f"{path}: neither a text ge_proto dump nor a binary ModelDef (AIR): {exc}") from None
         return decode_model(model, source=str(path))
+    if not _other_kind(data[:4096].decode("utf-8", "replace")):
+        split = split_dump_text(data, str(path), progress)  # from the bytes: no decoded copy of the whole file
+        if split is not None:
+            del data  # the split keeps what it needs: the file's bytes go before the graph is built
+            graph = split.build()
+            if graph is not None:
+                return graph
+            data = _read_dump_bytes(path)
     try:
         text = data.decode("utf-8")
     except UnicodeDecodeError as exc:
@@ -294,13 +299,20 @@ def load_ge_dump(path: str | os.PathLike[str], *, progress: Callable[[int, int],
         raise GeDumpError(f"{path}:{line}: not UTF-8 text ({exc.reason}); is this a GE dump?") from None
     del data  # the text is as large: hold one of them while parsing
     try:
-        return parse_ge_dump_text(text, source=str(path), progress=progress)
+        return _parse_text(text, str(path), None, fast=False)
     except GeDumpError:
         data = text.encode("utf-8")
         model = _binary_model_or_none(data)  # a binary ModelDef whose first bytes happen to look like text
         if model is None:
             raise
         return decode_model(model, source=str(path))
+
+
+def _read_dump_bytes(path: Path) -> bytes:
+    try:
+        return path.read_bytes()
+    except OSError as exc:
+        raise GeDumpError(f"cannot read GE dump {path}: {exc}") from exc
 
 
 def _binary_model_or_none(data: bytes) -> ge_ir_pb2.ModelDef | None:
@@ -322,10 +334,16 @@ def parse_ge_dump_text(text: str, *, source: str = "<text>",
     installed, which is about ten times faster than the pure-Python parser; anything it rejects is parsed again
     by the Python parser, whose errors carry the line and column.
     """
+    return _parse_text(text, source, progress, fast=True)
+
+
+def _parse_text(text: str, source: str, progress: Callable[[int, int], None] | None, *, fast: bool) -> ir.Graph:
+    """:func:`parse_ge_dump_text`; ``fast=False`` when :func:`read_dump_text` already declined the text."""
     _refuse_other_kinds(text, source)
-    graph = read_dump_text(text, source, progress)
-    if graph is not None:
-        return graph
+    if fast:
+        graph = read_dump_text(text, source, progress)
+        if graph is not None:
+            return graph
     model = _parse_with_protoc(text, source)
     if model is not None:
         return decode_model(model, source=source, locate=_LineIndex(text).locate)
@@ -382,6 +400,12 @@ def _parse_error(source: str, exc: text_format.ParseError) -> GeDumpError:
     if "Expected" in message and ("}" in message or "end" in message.lower()):
         hint = " (the file looks cut short: was the dump still being written?)"
     return GeDumpError(f"{where}: malformed ge_proto dump: {message}{hint}")
+
+
+def _other_kind(text: str) -> bool:
+    """Whether ``text`` looks like a ge_onnx or ge_readable dump (:func:`_refuse_other_kinds` refuses those)."""
+    return bool(_ONNX_HEAD.search(text[:4096]) or re.match(r"\s*graph\s*\{\s*node\s*\{", text)
+                or text.lstrip().startswith('graph("'))
 
 
 def _refuse_other_kinds(text: str, source: str) -> None:
