@@ -154,6 +154,9 @@ def test_text_in_another_layout_is_parsed_whole():
     text = 'graph { name: "g" op { name: "x" type: "Data" attr { key: "index" value { i: 0 } } } }\n'
     assert reader.read_dump_text(text, "<text>") is None
     assert [n.name for n in parse_ge_dump_text(text).nodes()] == ["x"]
+    one_line_ops = 'graph {\n  name: "g"\n  op { name: "x" type: "Data" }\n}\n'
+    assert reader.read_dump_text(one_line_ops, "<text>") is None
+    assert [n.name for n in parse_ge_dump_text(one_line_ops).nodes()] == ["x"]
     laid_out = dump_text(matmul_add(), "ge_proto", 1)
     for broken in (laid_out.replace("    id: 4\n", "    id: 0x4\n"), laid_out.replace('  op {\n    name: "w"\n', '  op {\n     name: "w"\n'),
                    laid_out[:-1], laid_out.replace('    input: "mm:0"\n', '    input: "mm:0" "x"\n')):

@@ -450,7 +450,10 @@ def _split(text: bytes, source: str, progress: Callable[[int, int], None] | None
     if model.graph:
         raise _NotLaidOut("graph outside the layout")
     for shell_text in shells:
-        text_format.Parse(shell_text, model.graph.add())
+        shell = model.graph.add()
+        text_format.Parse(shell_text, shell)
+        if shell.op:
+            raise _NotLaidOut("an op not in its own block")  # e.g. written on one line
     _log.debug("%s: %d ops, %d distinct op signatures", source, sum(len(ops) for ops, _ in bodies),
                len(reader.templates))
     return SplitDump(model, bodies, source, counted)
