@@ -171,11 +171,16 @@ def test_compile_snapshots_cost_what_changed_not_the_graph(tmp_path, monkeypatch
 
 
 def test_a_write_to_a_removed_node_does_not_reach_the_journal():
+    from gebench.ge.graph import Node as GeNode
+
     g = _random_graph(5)
     journal = g.journal()
     removed = g.node_by_name("n2")
     g.remove_node(removed)
-    removed.attrs["k"] = "written after the removal"  # code that kept the node object
+    GeNode._wrap(removed).set_output_attr("late", 0, 7)  # pass code that kept the node, through the facade
+    removed.own_copies()  # IR code editing a removed node in place takes copies first
+    removed.attrs["k"] = "written after the removal"
     removed.outputs[0].shape = (9,)
     built = journal.materialize().node_by_name("n2")
-    assert built.attrs["k"] == 2 and built.outputs[0].shape == ()
+    assert built.attrs["k"] == 2 and built.outputs[0].shape == () and "late" not in built.outputs[0].attrs
+    assert removed.outputs[0].attrs["late"] == 7

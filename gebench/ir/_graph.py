@@ -187,30 +187,44 @@ class Graph:
     def _keep(self, nid: int) -> None:
         """Give every open journal that wants them a copy of node ``nid`` and of its edge rows, as they are now
         (before an in-place change of the node; see :meth:`touch`). One copy serves every journal."""
-        clone = None
-        for journal in self._journals:
-            if journal.wants_node(nid):
-                if clone is None:
-                    node = self._nodes[nid]
-                    clone = node._clone_into(None, nid, node._name)  # type: ignore[arg-type]
-                journal.nodes[nid] = clone
+        if nid not in self._kept_nodes:
+            clone = None
+            for journal in self._journals:
+                if journal.wants_node(nid):
+                    if clone is None:
+                        node = self._nodes[nid]
+                        clone = node._clone_into(None, nid, node._name)  # type: ignore[arg-type]
+                    journal.nodes[nid] = clone
+            self._kept_nodes.add(nid)
         self._keep_rows(nid)
 
     def _keep_rows(self, nid: int) -> None:
         """Give every open journal that wants them copies of node ``nid``'s edge rows (before an edge of it
-        changes). O(degree) the first time per journal, O(journals) after."""
+        changes). O(degree) the first time, O(1) after (``_kept_rows`` lists ids every open journal has)."""
+        if nid in self._kept_rows:
+            return
         rows = None
         for journal in self._journals:
             if journal.wants_rows(nid):
                 if rows is None:
                     rows = rows_of(self, nid)
                 journal.rows[nid] = rows
+        self._kept_rows.add(nid)
 
     def _keep_removed(self, node: Node) -> None:
-        """Before ``node`` is removed: journals that have no copy of it keep one (code still holding the removed
-        node may write to it), its rows and its position."""
+        """Before ``node`` is removed: journals that have no copy of it keep a view of it that shares its attrs
+        and descs (nothing of the graph changes a removed node; code still holding it and writing to it gives it
+        private copies first, see :meth:`Node.own_copies`), its rows and its position. O(1) per journal."""
         nid = node.id
-        self._keep(nid)
+        if nid not in self._kept_nodes:
+            view = None
+            for journal in self._journals:
+                if journal.wants_node(nid):
+                    if view is None:
+                        view = node._view()
+                    journal.nodes[nid] = view
+            self._kept_nodes.add(nid)
+        self._keep_rows(nid)
         pos = self._pos[nid]
         for journal in self._journals:
             journal.keep_position(nid, pos)
@@ -227,6 +241,9 @@ class Graph:
         if not self._journals:
             self._journals = []
         self._journals.append(journal)  # type: ignore[union-attr]
+        # ids whose node (rows) every open journal already has: none for a new journal
+        self._kept_nodes: set[int] = set()
+        self._kept_rows: set[int] = set()
 
     def _close_journal(self, journal: GraphJournal) -> None:
         journals = self._journals
@@ -726,8 +743,11 @@ class Graph:
             )
         sid, did = src.id, dst.id
         if self._journals:
-            self._keep_rows(sid)
-            self._keep_rows(did)
+            kept = self._kept_rows
+            if sid not in kept:
+                self._keep_rows(sid)
+            if did not in kept:
+                self._keep_rows(did)
         if self._pos[sid] >= self._pos[did]:
             self._order_for_edge(src, dst)
         self._producers[did][dst_port] = (sid, src_port)
@@ -748,8 +768,11 @@ class Graph:
         """
         sid, did = src.id, dst.id
         if self._journals:
-            self._keep_rows(sid)
-            self._keep_rows(did)
+            kept = self._kept_rows
+            if sid not in kept:
+                self._keep_rows(sid)
+            if did not in kept:
+                self._keep_rows(did)
         if self._pos[sid] >= self._pos[did]:
             self._order_for_edge(src, dst)
         self._producers[did][dst_port] = (sid, src_port)
@@ -870,8 +893,11 @@ class Graph:
 
     def _unlink(self, src_id: int, src_port: int, dst_id: int, dst_port: int) -> None:
         if self._journals:
-            self._keep_rows(src_id)
-            self._keep_rows(dst_id)
+            kept = self._kept_rows
+            if src_id not in kept:
+                self._keep_rows(src_id)
+            if dst_id not in kept:
+                self._keep_rows(dst_id)
         inference = self._inference
         if inference is not None:
             inference.dirty.add(dst_id)

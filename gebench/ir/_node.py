@@ -25,7 +25,8 @@ class Node:
     ``id`` is an integer unique in the graph and never reused. ``name`` is unique in its graph and
     ``op_type`` is GE's op type; both change only through :meth:`Graph.rename` / :meth:`Graph.set_op_type`
     so the graph's indexes stay current. ``attrs`` and the anchor descs may be edited in place (no index
-    depends on them), after calling ``graph.touch(node)`` so that open journals (snapshots) keep the node as it was.
+    depends on them), after calling ``graph.touch(node)`` so that open journals (snapshots) keep the node as it was
+    (a node removed from its graph: after :meth:`own_copies`).
     ``inputs[i]``/``outputs[i]`` are the descs of input/output anchor ``i``; ``input_names`` and
     ``output_names`` run parallel to them (``""`` where unknown). Anchors are added or dropped only
     through the graph. ``provenance`` names the pass that created the node (``""`` for original nodes).
@@ -105,6 +106,31 @@ class Node:
         clone.subgraph_names = self.subgraph_names
         clone.provenance = self.provenance
         return clone
+
+    def _view(self) -> Node:
+        """A node object with this node's fields that shares its ``attrs`` dict and anchor desc lists (graph
+        journals keep removed nodes this way). O(1)."""
+        view = _new_object(Node)
+        view.id = self.id
+        view._name = self._name
+        view._op_type = self._op_type
+        view._graph = None
+        view.attrs = self.attrs
+        view.inputs = self.inputs
+        view.outputs = self.outputs
+        view.input_names = self.input_names
+        view.output_names = self.output_names
+        view.subgraph_names = self.subgraph_names
+        view.provenance = self.provenance
+        return view
+
+    def own_copies(self) -> None:
+        """Give this node private deep copies of its ``attrs`` and anchor descs. Call it before editing a node that
+        was removed from its graph in place: a journal of that graph may still read the originals (the facade's
+        setters do). O(attrs + anchors)."""
+        self.attrs = copy_attrs(self.attrs)
+        self.inputs = list(map(_copy_desc, self.inputs))
+        self.outputs = list(map(_copy_desc, self.outputs))
 
     def __repr__(self) -> str:
         return f"<Node #{self.id} {self._name}: {self._op_type}>"

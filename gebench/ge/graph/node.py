@@ -59,11 +59,14 @@ class Node:
         return node.graph
 
     def _touch(self, what: str) -> None:
-        """Tell the node's graph (if it still has one) that the node is about to change in place (``what``: which
-        part, for the running hook's session)."""
+        """Tell the node's graph that the node is about to change in place (``what``: which part, for the running
+        hook's session). A removed node takes private copies of its attrs and descs instead (a snapshot of its old
+        graph may still read the originals)."""
         node = self._ir_node
         if node.alive:
             node.graph.touch(node)
+        else:
+            node.own_copies()
         _note_change(node, what)
 
     # -- identity
