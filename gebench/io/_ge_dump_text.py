@@ -131,6 +131,46 @@ _by_key = operator.itemgetter(0)
 _ID_SLOT = object()
 
 
+class _Strings:
+    """Where a template takes the values of an attr holding a string or a list of strings (per-node names, as in
+    ``_datadump_original_op_names``): one line ``<prefix><literal>"`` per value, the text around it from the
+    template's printed frame."""
+
+    __slots__ = ("index", "prefix", "skip_empty")
+
+    def __init__(self, index: int, prefix: str, skip_empty: bool) -> None:
+        self.index = index  # among the node's string-valued attrs, in attr order
+        self.prefix = prefix
+        self.skip_empty = skip_empty  # a proto3 field that is not printed when empty
+
+    def lines(self, values: list[str]) -> list[str]:
+        out = []
+        for value in values:
+            encoded = value.encode("utf-8", "surrogateescape")
+            if encoded or not self.skip_empty:
+                out.append(f'{self.prefix}{bytes_literal(encoded)}"\n')
+        return out
+
+
+def _string_values(value: Any) -> list[str] | None:
+    """The strings of an attr value that is a string or a non-empty list of strings, else None."""
+    if type(value) is str:
+        return [value]
+    if (type(value) is list or type(value) is tuple) and value and all(type(v) is str for v in value):
+        return list(value)
+    return None
+
+
+def _marker_frame(text: str) -> tuple[str, str, str]:
+    """(text before, text after, the line's prefix up to the literal) around the one line holding the literal
+    ``"\\001"`` of a holder printed with a marker value."""
+    at = text.index('"\\001"\n')
+    start = text.rindex("\n", 0, at) + 1
+    if text.find('"\\001"\n', at + 1) >= 0:
+        raise AssertionError("marker printed twice")
+    return text[:start], text[at + len('"\\001"\n'):], text[start:at + 1]
+
+
 def _merge_text(pieces: list[Any]) -> list[Any]:
     """Join neighbouring strings of a template (slots stay)."""
     out: list[Any] = []
@@ -162,6 +202,7 @@ class _ProtoText:
         self._tensors: dict[tuple, tuple[str, str]] = {}
         self._types: dict[str, tuple[dict[str, str], list[tuple[str, int, tuple]]]] = {}
         self._bodies: dict[tuple, list[Any]] = {}
+        self._strings: dict[tuple[str, bool], tuple[str, str, str]] = {}
 
     def chunks(self, graph: ir.Graph, model_name: str) -> Iterator[str]:
         if model_name:
@@ -247,13 +288,19 @@ class _ProtoText:
         signature: list[Any] = [op_type, tuple(node.input_names), tuple(node.output_names), tuple(peer_index),
                                 tuple(node.subgraph_names)]
         tensors: list[TensorValue] = []
+        strings: list[list[str]] = []
         for key, value in node.attrs.items():
-            vkey = _value_key(value)
-            if vkey is None:
-                if type(value) is not TensorValue:
-                    return None
-                vkey = ("tv", value.dtype, value.shape, value.format, value.origin_format)
-                tensors.append(value)
+            values = _string_values(value)
+            if values is not None:
+                vkey: tuple | None = ("str", type(value) is str)
+                strings.append(values)
+            else:
+                vkey = _value_key(value)
+                if vkey is None:
+                    if type(value) is not TensorValue:
+                        return None
+                    vkey = ("tv", value.dtype, value.shape, value.format, value.origin_format)
+                    tensors.append(value)
             signature.append(key)
             signature.append(vkey)
         signature.append(None)  # attrs end, descs follow
@@ -280,10 +327,12 @@ class _ProtoText:
             elif piece is _ID_SLOT:
                 if node_id:
                     parts.append(f"    id: {node_id}\n")
-            else:
+            elif type(piece) is int:
                 data = tensors[piece].to_bytes()
                 if data:
                     parts.append(f'          data: "{bytes_literal(data)}"\n')
+            else:
+                parts.extend(piece.lines(strings[piece.index]))
         return "".join(parts)
 
     def _body(self, graph: ir.Graph, node: ir.Node, peer_index: list[int]) -> list[Any]:
@@ -298,7 +347,17 @@ class _ProtoText:
         attrs = node.attrs
         entries: list[tuple[str, list[Any]]] = []
         n_tensors = 0
+        n_strings = 0
         for key, value in attrs.items():
+            if _string_values(value) is not None:
+                if (not options.framework_defs and key in codec.FRAMEWORK_DEF_ATTRS) or (
+                        not options.const_values and key == "value" and op_type in codec.CONST_TYPES):
+                    n_strings += 1
+                    continue
+                before, after, prefix = self._string_frame(key, type(value) is str)
+                entries.append((key, [before, _Strings(n_strings, prefix, False), after]))
+                n_strings += 1
+                continue
             is_tensor = type(value) is TensorValue
             if not options.framework_defs and key in codec.FRAMEWORK_DEF_ATTRS:
                 n_tensors += is_tensor
@@ -374,6 +433,18 @@ class _ProtoText:
                 lst.i.extend(values)
             text = self._attrs[cache_key] = _indent(codec.model_text(holder), 4)
         return text
+
+    def _string_frame(self, key: str, scalar: bool) -> tuple[str, str, str]:
+        """The text of an attr entry holding a string (or a list of strings) around its value lines."""
+        cache_key = (key, scalar)
+        frame = self._strings.get(cache_key)
+        if frame is None:
+            holder = _OpDef()
+            entry = holder.attr.add()
+            entry.key = key
+            codec._encode_attr_into(entry.value, "\x01" if scalar else ["\x01"], None, where="")
+            frame = self._strings[cache_key] = _marker_frame(_indent(codec.model_text(holder), 4))
+        return frame
 
     def _tensor_frame(self, key: str, value: TensorValue) -> tuple[str, str]:
         """The text of an attr entry holding a tensor, before and after its ``data`` line."""
@@ -501,32 +572,40 @@ class _OnnxText:
                 parts.extend(self._attributes(node, indent + 2))
             else:
                 node_id = node.id
-                tensors = template[0]
-                for piece in template[1]:
+                tensors, strings, pieces = template
+                for piece in pieces:
                     if type(piece) is str:
                         parts.append(piece)
                     elif piece is _ID_SLOT:
                         if node_id:
                             parts.append(f"{pad}  i: {node_id}\n")
-                    else:
+                    elif type(piece) is int:
                         data = tensors[piece].to_bytes()
                         if data:
                             parts.append(f'{pad}  s: "{bytes_literal(data)}"\n')
+                    else:
+                        parts.extend(piece.lines(strings[piece.index]))
         parts.append(" " * indent + "}\n")
         return "".join(parts)
 
-    def _template(self, node: ir.Node, indent: int) -> tuple[list[TensorValue], list[Any]] | None:
+    def _template(self, node: ir.Node, indent: int) -> tuple[list[TensorValue], list[list[str]], list[Any]] | None:
         """(the node's TensorValue attrs, the template of its attribute blocks) from the cache by the node's
         signature (anchor names and counts, descs, attr values), or None when some value is not keyed here."""
         signature: list[Any] = [indent, tuple(node.input_names), len(node.inputs), len(node.outputs)]
         tensors: list[TensorValue] = []
+        strings: list[list[str]] = []
         for key, value in node.attrs.items():
-            vkey = _value_key(value)
-            if vkey is None:
-                if type(value) is not TensorValue:
-                    return None
-                vkey = ("tv", value.dtype, value.shape, value.format)
-                tensors.append(value)
+            values = _string_values(value)
+            if values is not None:
+                vkey: tuple | None = ("str", type(value) is str)
+                strings.append(values)
+            else:
+                vkey = _value_key(value)
+                if vkey is None:
+                    if type(value) is not TensorValue:
+                        return None
+                    vkey = ("tv", value.dtype, value.shape, value.format)
+                    tensors.append(value)
             signature.append(key)
             signature.append(vkey)
         signature.append(None)
@@ -542,7 +621,7 @@ class _OnnxText:
         template = self._templates.get(key)
         if template is None:
             template = self._templates[key] = self._make_template(node, indent)
-        return tensors, template
+        return tensors, strings, template
 
     def _make_template(self, node: ir.Node, indent: int) -> list[Any]:
         """:meth:`_attributes` of ``node`` with the id and the tensor bytes left as slots."""
@@ -594,7 +673,15 @@ class _OnnxText:
                         name = f"{prefix}_{key}:{i}"
                         entries.append((name, [entry(name, kind, value, indent)]))
         slot = 0
+        string_slot = 0
         for key, value in node.attrs.items():
+            if slots and _string_values(value) is not None:
+                for name, kind, _ in onnx_codec._op_attr_entries(key, value, full):
+                    scalar = kind == _AT.STRING
+                    before, after, prefix = self._marker(name, kind, "\x01" if scalar else ["\x01"], indent)
+                    entries.append((name, [before, _Strings(string_slot, prefix, scalar), after]))
+                string_slot += 1
+                continue
             is_tensor = type(value) is TensorValue
             for name, kind, encoded in onnx_codec._op_attr_entries(key, value, full):
                 if slots and is_tensor and name == f"{key}_data":
@@ -644,6 +731,17 @@ class _OnnxText:
             frame = self._frames[key] = _split_at_line(_indent(str(holder), indent),
                                                        " " * (indent + 2) + marker_line)
         return frame
+
+    def _marker(self, name: str, kind: int, marker: Any, indent: int) -> tuple[str, str, str]:
+        """An attribute block printed with a marker value: the text before and after its value lines, and their
+        prefix."""
+        key = ("marker", name, kind, indent)
+        frame = self._frames.get(key)
+        if frame is None:
+            holder = onnx_pb.NodeProto()
+            onnx_codec._add_attr(holder.attribute, name, kind, marker)
+            frame = self._frames[key] = _marker_frame(_indent(str(holder), indent))  # type: ignore[assignment]
+        return frame  # type: ignore[return-value]
 
     def _id(self, node_id: int, indent: int) -> str:
         if not node_id:
