@@ -152,6 +152,29 @@ class _Strings:
         return out
 
 
+def _attr_signature(attrs: dict[str, Any], signature: list[Any], tensors: list[TensorValue],
+                    strings: list[list[str]], *, with_origin_format: bool) -> bool:
+    """Append each attr's name and value key to ``signature``, its TensorValue to ``tensors`` and its strings to
+    ``strings`` (the parts a template leaves open); False when some value is not keyed here. A TensorValue is keyed
+    by dtype, shape and format (and origin format with ``with_origin_format``). O(attrs)."""
+    for key, value in attrs.items():
+        values = _string_values(value)
+        if values is not None:
+            vkey: tuple | None = ("str", type(value) is str)
+            strings.append(values)
+        else:
+            vkey = _value_key(value)
+            if vkey is None:
+                if type(value) is not TensorValue:
+                    return False
+                vkey = (("tv", value.dtype, value.shape, value.format, value.origin_format) if with_origin_format
+                        else ("tv", value.dtype, value.shape, value.format))
+                tensors.append(value)
+        signature.append(key)
+        signature.append(vkey)
+    return True
+
+
 def _string_values(value: Any) -> list[str] | None:
     """The strings of an attr value that is a string or a non-empty list of strings, else None."""
     if type(value) is str:
@@ -289,20 +312,8 @@ class _ProtoText:
                                 tuple(node.subgraph_names)]
         tensors: list[TensorValue] = []
         strings: list[list[str]] = []
-        for key, value in node.attrs.items():
-            values = _string_values(value)
-            if values is not None:
-                vkey: tuple | None = ("str", type(value) is str)
-                strings.append(values)
-            else:
-                vkey = _value_key(value)
-                if vkey is None:
-                    if type(value) is not TensorValue:
-                        return None
-                    vkey = ("tv", value.dtype, value.shape, value.format, value.origin_format)
-                    tensors.append(value)
-            signature.append(key)
-            signature.append(vkey)
+        if not _attr_signature(node.attrs, signature, tensors, strings, with_origin_format=True):
+            return None
         signature.append(None)  # attrs end, descs follow
         for desc in node.inputs:
             if desc.attrs:
@@ -594,20 +605,8 @@ class _OnnxText:
         signature: list[Any] = [indent, tuple(node.input_names), len(node.inputs), len(node.outputs)]
         tensors: list[TensorValue] = []
         strings: list[list[str]] = []
-        for key, value in node.attrs.items():
-            values = _string_values(value)
-            if values is not None:
-                vkey: tuple | None = ("str", type(value) is str)
-                strings.append(values)
-            else:
-                vkey = _value_key(value)
-                if vkey is None:
-                    if type(value) is not TensorValue:
-                        return None
-                    vkey = ("tv", value.dtype, value.shape, value.format)
-                    tensors.append(value)
-            signature.append(key)
-            signature.append(vkey)
+        if not _attr_signature(node.attrs, signature, tensors, strings, with_origin_format=False):
+            return None
         signature.append(None)
         for descs in (node.inputs, node.outputs):
             for desc in descs:

@@ -399,22 +399,11 @@ _DT_FLOAT, _DT_UNDEFINED = ir.DataType.DT_FLOAT, ir.DataType.DT_UNDEFINED
 _FORMAT_ND, _FORMAT_RESERVED = ir.Format.FORMAT_ND, ir.Format.FORMAT_RESERVED
 
 
-_new_desc = object.__new__
-_TensorDesc = ir.TensorDesc
 
 
 def _default_desc() -> ir.TensorDesc:
-    """``TensorDesc()`` (DT_FLOAT, scalar, ND) without the constructor's normalisation (made for every anchor of
-    every node; :func:`gebench.ir.trusted_desc` with these fields, in one call)."""
-    desc = _new_desc(_TensorDesc)
-    desc.dtype = _DT_FLOAT
-    desc.shape = ()
-    desc.format = _FORMAT_ND
-    desc.origin_format = _FORMAT_ND
-    desc.origin_shape = ()
-    desc.origin_dtype = None
-    desc.attrs = {}
-    return desc
+    """``TensorDesc()`` (DT_FLOAT, scalar, ND) without the constructor's normalisation."""
+    return ir.trusted_desc(_DT_FLOAT, (), _FORMAT_ND, _FORMAT_ND, ())
 
 
 def _placeholder_desc() -> ir.TensorDesc:
