@@ -399,8 +399,6 @@ _DT_FLOAT, _DT_UNDEFINED = ir.DataType.DT_FLOAT, ir.DataType.DT_UNDEFINED
 _FORMAT_ND, _FORMAT_RESERVED = ir.Format.FORMAT_ND, ir.Format.FORMAT_RESERVED
 
 
-
-
 def _default_desc() -> ir.TensorDesc:
     """``TensorDesc()`` (DT_FLOAT, scalar, ND) without the constructor's normalisation."""
     return ir.trusted_desc(_DT_FLOAT, (), _FORMAT_ND, _FORMAT_ND, ())
