@@ -153,3 +153,29 @@ def test_dump_ge_graph_env_without_dump_dir(model, pass_dir, tmp_path, monkeypat
     written = [line.split("dump: ", 1)[1] for line in out.splitlines() if "dump: " in line]
     assert written and any("PreRunBegin" in w for w in written)
     assert any("RunCustomPassBeforeInfershape" in w for w in written)
+
+
+def test_version_flag_prints_the_installed_version(capsys):
+    from importlib.metadata import version
+
+    with pytest.raises(SystemExit) as exit_info:
+        cli.main(["--version"])
+    assert exit_info.value.code == 0
+    assert capsys.readouterr().out.strip() == f"gebench {version('gebench')}"
+
+
+def test_a_compile_without_any_pass_says_so(model, monkeypatch, capsys):
+    monkeypatch.delenv("ASCEND_GE_PY_PASS_PATH", raising=False)
+    assert cli.main(["compile", str(model)]) == 0
+    out = capsys.readouterr().out
+    assert "compile SUCCESS: 4 -> 4 nodes" in out
+    assert "no pass ran: no pass file was given (--passes) or found in ASCEND_GE_PY_PASS_PATH" in out
+
+
+def test_the_summary_counts_the_pre_run_graph_without_building_it(model, pass_dir, monkeypatch):
+    monkeypatch.delenv("GEBENCH_CHECK_JOURNALS", raising=False)
+    run = gebench.compile(str(model), passes=[str(pass_dir)])
+    pending = run.ir_snapshots.pending()
+    assert pending > 0
+    assert cli.format_summary(run).startswith("compile SUCCESS: 4 -> 4 nodes")
+    assert run.ir_snapshots.pending() == pending

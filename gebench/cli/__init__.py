@@ -72,6 +72,7 @@ def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="gebench", description="A workbench for Ascend GE graph fusion passes.")
     parser.add_argument("-v", "--verbose", action="count", default=0, help="log more (repeat for debug)")
     parser.add_argument("--debug", action="store_true", help=_DEBUG_HELP)
+    parser.add_argument("--version", action="version", version=f"gebench {_version()}")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
     for name, (setup, help_text) in sorted(_COMMANDS.items()):
         p = sub.add_parser(name, help=help_text, description=help_text)
@@ -81,6 +82,16 @@ def build_parser() -> argparse.ArgumentParser:
         if "--debug" not in p._option_string_actions:  # `gebench COMMAND --debug` works as well
             p.add_argument("--debug", action="store_true", default=argparse.SUPPRESS, help=_DEBUG_HELP)
     return parser
+
+
+def _version() -> str:
+    """The installed gebench's version ("unknown" when it is not installed, e.g. run from a bare checkout)."""
+    from importlib.metadata import PackageNotFoundError, version
+
+    try:
+        return version("gebench")
+    except PackageNotFoundError:
+        return "unknown"
 
 
 def _seconds(text: str) -> float:
@@ -126,9 +137,17 @@ def _setup_compile(parser: argparse.ArgumentParser) -> Callable[[argparse.Namesp
 def format_summary(run: Any) -> str:
     """The per-pass summary printed by ``gebench compile``."""
     lines = []
-    nodes_before = len(run.ir_snapshots.get("PreRunBegin", run.ir_graph))
+    snapshots = run.ir_snapshots
+    if "PreRunBegin" not in snapshots:
+        nodes_before = len(run.ir_graph)
+    elif hasattr(snapshots, "node_count"):  # a snapshot still kept as a journal is counted, not built
+        nodes_before = snapshots.node_count("PreRunBegin")
+    else:
+        nodes_before = len(snapshots["PreRunBegin"])
     if run.status == "SUCCESS":
         lines.append(f"compile SUCCESS: {nodes_before} -> {len(run.ir_graph)} nodes")
+        if not run.passes and not run.load_errors:
+            lines.append("  no pass ran: no pass file was given (--passes) or found in ASCEND_GE_PY_PASS_PATH")
     else:
         where = f" at pass {run.failed_pass}" if run.failed_pass else ""
         stage = f" (stage {run.failed_stage})" if run.failed_stage else ""

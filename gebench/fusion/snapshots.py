@@ -60,6 +60,9 @@ class SnapshotMap(Mapping[str, ir.Graph]):
     def __iter__(self) -> Iterator[str]:
         return iter(self._entries)
 
+    def __contains__(self, name: object) -> bool:  # Mapping's would read (and so build) the entry
+        return name in self._entries
+
     def __len__(self) -> int:
         return len(self._entries)
 
