@@ -152,6 +152,24 @@ class _Strings:
         return out
 
 
+def _fill(parts: list[str], pieces: list[Any], tensors: list[TensorValue], strings: list[list[str]], node_id: int,
+          id_prefix: str, data_prefix: str) -> None:
+    """Append a template's pieces to ``parts`` with its open slots filled: the node id (``id_prefix`` + id, left out
+    for id 0), each tensor's bytes (``data_prefix`` + literal, left out when empty) and each string slot. O(pieces)."""
+    for piece in pieces:
+        if type(piece) is str:
+            parts.append(piece)
+        elif piece is _ID_SLOT:
+            if node_id:
+                parts.append(f"{id_prefix}{node_id}\n")
+        elif type(piece) is int:
+            data = tensors[piece].to_bytes()
+            if data:
+                parts.append(f'{data_prefix}"{bytes_literal(data)}"\n')
+        else:
+            parts.extend(piece.lines(strings[piece.index]))
+
+
 def _attr_signature(attrs: dict[str, Any], signature: list[Any], tensors: list[TensorValue],
                     strings: list[list[str]], *, with_origin_format: bool) -> bool:
     """Append each attr's name and value key to ``signature``, its TensorValue to ``tensors`` and its strings to
@@ -332,18 +350,7 @@ class _ProtoText:
         template = self._bodies.get(key)
         if template is None:
             template = self._bodies[key] = self._body(graph, node, peer_index)
-        for piece in template:
-            if type(piece) is str:
-                parts.append(piece)
-            elif piece is _ID_SLOT:
-                if node_id:
-                    parts.append(f"    id: {node_id}\n")
-            elif type(piece) is int:
-                data = tensors[piece].to_bytes()
-                if data:
-                    parts.append(f'          data: "{bytes_literal(data)}"\n')
-            else:
-                parts.extend(piece.lines(strings[piece.index]))
+        _fill(parts, template, tensors, strings, node_id, "    id: ", "          data: ")
         return "".join(parts)
 
     def _body(self, graph: ir.Graph, node: ir.Node, peer_index: list[int]) -> list[Any]:
@@ -584,18 +591,7 @@ class _OnnxText:
             else:
                 node_id = node.id
                 tensors, strings, pieces = template
-                for piece in pieces:
-                    if type(piece) is str:
-                        parts.append(piece)
-                    elif piece is _ID_SLOT:
-                        if node_id:
-                            parts.append(f"{pad}  i: {node_id}\n")
-                    elif type(piece) is int:
-                        data = tensors[piece].to_bytes()
-                        if data:
-                            parts.append(f'{pad}  s: "{bytes_literal(data)}"\n')
-                    else:
-                        parts.extend(piece.lines(strings[piece.index]))
+                _fill(parts, pieces, tensors, strings, node_id, f"{pad}  i: ", f"{pad}  s: ")
         parts.append(" " * indent + "}\n")
         return "".join(parts)
 
