@@ -6,4 +6,5 @@ cd "$here"
 bash scripts/setup_env.sh dev,torch  # torch: the PyTorch-export test (pinned CPU build, see pyproject.toml)
 if [ -f scripts/install_browser_deps.sh ]; then bash scripts/install_browser_deps.sh; fi
 .venv/bin/ruff check gebench tests bench passes assets scripts
+bash scripts/lint_js.sh  # eslint (from npm, into .venv/npm) over the front-end files
 exec .venv/bin/python -m pytest "$@"

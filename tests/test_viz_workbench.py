@@ -272,3 +272,21 @@ def test_workbench_never_mutates_graphs(wb):
     wb.show_diff("stage", "side")
     wb.why_not("r")
     assert {k: ir.to_text(g) for k, g in wb._graphs.items()} == texts
+
+
+def test_front_end_is_package_data_loaded_from_files():
+    """The ES module and stylesheet are files inside the package that a wheel ships and anywidget loads."""
+    from pathlib import Path
+
+    import tomllib
+
+    from gebench.viz import _frontend
+
+    root = Path(__file__).resolve().parents[1]
+    globs = tomllib.loads((root / "pyproject.toml").read_text())["tool"]["setuptools"]["package-data"]["gebench"]
+    pkg = root / "gebench"
+    shipped = {p for g in globs for p in pkg.glob(g)}
+    assert {_frontend.ESM_PATH, _frontend.CSS_PATH} <= shipped
+    wb = Workbench(ir.parse_text(BEFORE))
+    assert wb._esm == _frontend.ESM_PATH.read_text() and "export default" in wb._esm
+    assert wb._css == _frontend.CSS_PATH.read_text() and "g.node.gb_st_replaced" in wb._css

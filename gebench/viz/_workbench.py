@@ -1,7 +1,7 @@
 """``gebench.Workbench``: the interactive graph, pass and candidate browser for Jupyter.
 
 The widget is an anywidget: the kernel side (this module) owns all state as traits and the browser side
-(:mod:`._frontend`) draws it. The Python side is fully usable (and tested) without a browser: setting
+(``static/workbench.js``, see :mod:`._frontend`) draws it. The Python side is fully usable (and tested) without a browser: setting
 ``selected_pass`` recomputes ``highlight`` and ``candidates``, setting ``selected_node`` fills
 ``details_html``, and so on.
 
@@ -31,7 +31,7 @@ from gebench._atomic import write_text_atomically
 from ._diff import GraphDiff, diff_graphs
 from ._dot import GraphView, build_view, compress_svg, dtype_short, tensor_label, view_to_dot
 from ._focus import k_hop, search_nodes
-from ._frontend import CSS, ESM
+from ._frontend import CSS, CSS_PATH, ESM_PATH
 from ._layout_cache import LayoutCache
 from ._overview import build_overview
 from ._source import (
@@ -121,8 +121,8 @@ class Workbench(anywidget.AnyWidget):
         TypeError: ``model`` is of an unsupported type.
     """
 
-    _esm = ESM
-    _css = CSS
+    _esm = ESM_PATH
+    _css = CSS_PATH
 
     title = traitlets.Unicode("").tag(sync=True)
     svg_gz = traitlets.Bytes(b"").tag(sync=True)
