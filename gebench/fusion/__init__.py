@@ -7,7 +7,8 @@ Public surface::
     Match.bindings / .matched_nodes() / .captured(i) / .boundary
     Boundary(inputs, outputs), BoundaryInput(anchors).producer(graph), decompose_boundary(graph, node)
     would_create_cycle(graph, nodes) -> bool
-    rewrite(graph, boundary, replacement, *, pass_name, check_self_contained=True) -> RewriteResult
+    rewrite(graph, boundary, replacement, *, pass_name, check_self_contained=True, mark_pass_name=False)
+        -> RewriteResult
     RewriteError(reason_code, message), RewriteReason
     ledger: CandidateStatus, CandidateRecord, NearMiss, Ledger, LedgerRecorder
 
@@ -19,10 +20,11 @@ from ._boundary import Boundary, BoundaryInput, decompose_boundary
 from ._cycle import would_create_cycle
 from ._matcher import Match, Matcher, MatchRecorder, MismatchKind, ir_attr_keys
 from ._pattern import Capture, PatternGraph
-from ._rewriter import ORIGIN_NAMES_ATTR, RewriteError, RewriteReason, RewriteResult, rewrite
+from ._rewriter import ORIGIN_NAMES_ATTR, PASS_NAME_ATTR, RewriteError, RewriteReason, RewriteResult, rewrite
 
 __all__ = [
     "ORIGIN_NAMES_ATTR",
+    "PASS_NAME_ATTR",
     "Boundary",
     "BoundaryInput",
     "Capture",

@@ -23,12 +23,30 @@ from gebench.ir import Graph, GraphError, Node, TensorDesc, copy_attrs
 from ._boundary import Boundary, boundary_subgraph, escaping_use
 from ._pattern import DATA_TYPE, NETOUTPUT_TYPE
 
-__all__ = ["rewrite", "RewriteError", "RewriteReason", "RewriteResult", "ORIGIN_NAMES_ATTR"]
+__all__ = ["rewrite", "RewriteError", "RewriteReason", "RewriteResult", "ORIGIN_NAMES_ATTR", "PASS_NAME_ATTR",
+           "inherited_origin_names"]
 
 _log = logging.getLogger(__name__)
 
-#: Attr GE stamps on fused nodes with the names of the nodes they replace.
-ORIGIN_NAMES_ATTR = "_datadump_origin_op_names"
+#: Attr GE stamps on fused nodes with the original op names of the nodes they replace: each replaced node's own
+#: list when it has one (an importer's ONNX node name, an earlier fusion's list), else its name.
+ORIGIN_NAMES_ATTR = "_datadump_original_op_names"
+#: List-of-strings attr on nodes spliced in by a PatternFusionPass or DecomposePass: the ``pass_name`` lists of the
+#: replaced nodes, concatenated, followed by the pass doing the replacement (provenance, as GE stamps it).
+PASS_NAME_ATTR = "pass_name"
+
+
+def inherited_origin_names(nodes: Iterable[Node]) -> list[str]:
+    """The :data:`ORIGIN_NAMES_ATTR` value of a node made from ``nodes``: per node, its own list when it has a
+    non-empty one, else its name. O(len(nodes) + names)."""
+    names: list[str] = []
+    for n in nodes:
+        own = n.attrs.get(ORIGIN_NAMES_ATTR)
+        if own and isinstance(own, list):
+            names.extend(own)
+        else:
+            names.append(n._name)
+    return names
 
 # GE numbers renamed replacement nodes with a counter; gebench keeps one per process.
 _RENAME_COUNTER = itertools.count()
@@ -81,13 +99,19 @@ class RewriteResult:
 
 def rewrite(graph: Graph, boundary: Boundary, replacement: Graph, *, pass_name: str,
             check_self_contained: bool = True, adopt: bool = False,
-            region: dict[int, Node] | None = None) -> RewriteResult:
+            region: dict[int, Node] | None = None, mark_pass_name: bool = False) -> RewriteResult:
     """Replace the region delimited by ``boundary`` in ``graph`` with a copy of ``replacement`` (GE §3.7).
 
     Replacement Data ``index=i`` is fed by boundary input ``i``'s producer; replacement output ``k`` takes
     over the consumers of boundary output ``k`` (a Data output passes its producer straight through). New
     nodes are named ``<name>_<replaced names joined by "_">_<counter>``, carry ``pass_name`` as provenance and
     inherit the control edges of the removed nodes. Old region nodes left without data consumers are removed.
+    Every new node gets :data:`ORIGIN_NAMES_ATTR` inherited from the region's nodes in topological order
+    (:func:`inherited_origin_names`).
+
+    ``mark_pass_name``: also stamp GE's :data:`PASS_NAME_ATTR` on every new node (what a PatternFusionPass or a
+    DecomposePass does; ``SubgraphRewriter.replace`` does not): the region's ``pass_name`` lists in topological
+    order, then ``pass_name``.
 
     ``region``: the replaced region (node id -> node) when the caller has already derived it and the boundary
     from the graph as it is now, checked that it is self-contained (the matcher does all of that for every
@@ -106,7 +130,7 @@ def rewrite(graph: Graph, boundary: Boundary, replacement: Graph, *, pass_name: 
         RewriteError: a boundary, self-containment, replacement or cycle rule fails; the graph is unchanged.
     """
     plan = _plan(graph, boundary, replacement, check_self_contained, region)
-    return _apply(graph, replacement, plan, pass_name, adopt)
+    return _apply(graph, replacement, plan, pass_name, adopt, mark_pass_name)
 
 
 @dataclasses.dataclass(slots=True)
@@ -127,8 +151,9 @@ class _Plan:
     names: list[str]
     body_ctrl: list[tuple[int, int]]  # control edges between body nodes, as body indices
     origin_names: list[str]
-    joined_origin: str  # the origin names joined by "_" (the middle of every new name)
+    joined_origin: str  # the region's node names joined by "_" (the middle of every new name)
     removed_ids: set[int]
+    pass_names: list[str]  # the region's pass_name lists, concatenated in topological order
 
 
 def _plan(graph: Graph, boundary: Boundary, replacement: Graph, check_self_contained: bool,
@@ -288,15 +313,20 @@ def _plan(graph: Graph, boundary: Boundary, replacement: Graph, check_self_conta
                 ctrl_succs.setdefault(s.id, s)
 
     # ---- names
-    origin_names = [n._name for n in in_order]
-    joined = "_".join(origin_names)
+    origin_names = inherited_origin_names(in_order)
+    inherited_passes: list[str] = []
+    for n in in_order:
+        marks = n.attrs.get(PASS_NAME_ATTR)
+        if marks and isinstance(marks, list):
+            inherited_passes.extend(marks)
+    joined = "_".join([n._name for n in in_order])
     names: list[str] = []
     for rn in body:  # the counter makes them distinct; _apply skips any a graph node already has
         names.append(_new_name(rn._name, joined))
 
     plan = _Plan(producers, region, removed, body, in_edges, body_edges, out_sources, moves,
                  list(ctrl_preds.values()), list(ctrl_succs.values()), names, body_ctrl, origin_names, joined,
-                 removed_ids)
+                 removed_ids, inherited_passes)
     cycle = _cycle_witness(graph, plan, removed_ids) if known_region is None else None
     if cycle is not None:
         raise RewriteError(RewriteReason.WOULD_CREATE_CYCLE,
@@ -464,8 +494,10 @@ def _cycle_witness(graph: Graph, plan: _Plan, removed_ids: set[int]) -> Node | N
     return None
 
 
-def _apply(graph: Graph, replacement: Graph, plan: _Plan, pass_name: str, adopt: bool) -> RewriteResult:
+def _apply(graph: Graph, replacement: Graph, plan: _Plan, pass_name: str, adopt: bool,
+           mark_pass_name: bool = False) -> RewriteResult:
     origin_names = plan.origin_names
+    marks = [*plan.pass_names, pass_name] if mark_pass_name else None
     link = graph.add_edge_trusted
     created: list[Node] = []
     added: list[int] = []
@@ -475,6 +507,8 @@ def _apply(graph: Graph, replacement: Graph, plan: _Plan, pass_name: str, adopt:
             old_name = rn._name
             if adopt:
                 rn.attrs[ORIGIN_NAMES_ATTR] = list(origin_names)
+                if marks is not None:
+                    rn.attrs[PASS_NAME_ATTR] = list(marks)
                 while True:
                     try:
                         node = graph.adopt_node(rn, name)  # checks the name before it changes anything
@@ -486,6 +520,8 @@ def _apply(graph: Graph, replacement: Graph, plan: _Plan, pass_name: str, adopt:
                     name = _new_name(old_name, plan.joined_origin)
                 attrs = copy_attrs(rn.attrs) if rn.attrs else {}
                 attrs[ORIGIN_NAMES_ATTR] = list(origin_names)
+                if marks is not None:
+                    attrs[PASS_NAME_ATTR] = list(marks)
                 node = graph.add_node_trusted(rn.op_type, name, attrs, list(map(TensorDesc.copy, rn.inputs)),
                                              list(map(TensorDesc.copy, rn.outputs)), rn.input_names,
                                              rn.output_names)  # name lists are never changed in place

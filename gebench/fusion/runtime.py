@@ -249,11 +249,14 @@ class _Session:
         self.expression_inputs = count
         self.owned_replacement = built
 
-    def note_rewrite(self, *, boundary_nodes: list[Any], result: Any, graph: Any, source: str) -> None:
+    def note_rewrite(self, *, boundary_nodes: list[Any], result: Any, graph: Any, source: str,
+                     with_context: bool = False) -> None:
+        """A ``SubgraphRewriter.replace``; ``with_context``: it was given a context, so it reports the fusion for
+        the pass (GE's fusion statistics count it, see :mod:`gebench.fusion.statistics`)."""
         self.rewrites += 1
         self.recorder.add("REPLACED", f"SubgraphRewriter.replace at {source}" if source else "SubgraphRewriter.replace",
                           nodes=boundary_nodes, removed=result.removed, added=result.added,
-                          detail={"via": "SubgraphRewriter.replace", "source": source})
+                          detail={"via": "SubgraphRewriter.replace", "source": source, "with_context": with_context})
 
     def note_rewrite_failure(self, *, boundary_nodes: list[Any], reason: str, graph: Any, source: str) -> None:
         self.recorder.add("REPLACEMENT_FAILED", reason, nodes=boundary_nodes,
@@ -473,6 +476,25 @@ class Run:
             where = f" [{r.pattern_name}]" if r.pattern_name else ""
             lines.append(f"- {r.stage} / {r.pass_name}{where}: {status} — {r.reason}")
         return "\n".join(lines)
+
+    def fusion_result(self, *, session_id: int = 0, graph_id: int = 0) -> dict[str, Any]:
+        """GE's fusion statistics of this run, the object ``fusion_result.json`` holds (``{}`` when no pass
+        recorded a match; counted from the ledger as :mod:`gebench.fusion.statistics` describes)."""
+        from gebench.fusion.statistics import fusion_result
+
+        return fusion_result(self.ledger, session_id=session_id, graph_id=graph_id)
+
+    def provenance(self, node: Any) -> Any:
+        """Which passes made ``node`` of the final graph (a name, id, ``ir.Node`` or ``ge.graph.Node``) and from
+        which original nodes: a :class:`gebench.fusion.provenance.Provenance` (``passes``, ``original_nodes``,
+        ``original_op_names``, ``steps``; ``text()`` renders it).
+
+        Raises:
+            KeyError: the node is not in the final graph.
+        """
+        from gebench.fusion.provenance import provenance
+
+        return provenance(self, node)
 
     def __repr__(self) -> str:
         tail = f" at {self.failed_pass!r}: {self.failure_reason}" if self.status != "SUCCESS" else ""
@@ -1041,7 +1063,7 @@ def _handle_match(state: _RunState, rec: _Recorder, instance: Any, match: Any, g
         # pattern hooks see nodes, never the graph, so the match's region, its self-containment and the fuse-cycle
         # check above still hold
         result = rewrite(graph, boundary, replacement_ir, pass_name=rec.desc.pass_name,
-                         adopt=session.owned_replacement is replacement, region=match.region)
+                         adopt=session.owned_replacement is replacement, region=match.region, mark_pass_name=True)
     except RewriteError as exc:
         reason = f"pass {rec.desc.pass_name}: rewrite of pattern {match.pattern.name!r} failed: {exc}"
         rec.add("REPLACEMENT_FAILED", reason, nodes=nodes, captures=captures, meet_result=_jsonable(verdict),
@@ -1200,7 +1222,7 @@ def _run_decompose_pass(state: _RunState, rec: _Recorder, instance: Any, graph: 
         region = _capture_region(state, graph, [node.id], boundary)
         try:
             result = rewrite(graph, boundary, replacement_ir, pass_name=rec.desc.pass_name,
-                             adopt=session.owned_replacement is replacement)
+                             adopt=session.owned_replacement is replacement, mark_pass_name=True)
         except RewriteError as exc:
             reason = f"pass {rec.desc.pass_name}: decomposition of {node.name!r} failed: {exc}"
             rec.add("REPLACEMENT_FAILED", reason, nodes=before, meet_result=_jsonable(verdict),

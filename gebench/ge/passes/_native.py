@@ -506,7 +506,8 @@ class SubgraphRewriter:
         except RewriteError as exc:
             return fail(str(exc), region, graph)
         if session is not None:
-            session.note_rewrite(boundary_nodes=before, result=result, graph=graph, source=source)
+            session.note_rewrite(boundary_nodes=before, result=result, graph=graph, source=source,
+                                 with_context=context is not None)
         if context is not None:
             added = [graph.node(i) for i in result.added if graph.has_node_id(i)]
             for n in added:

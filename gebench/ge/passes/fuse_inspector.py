@@ -94,11 +94,13 @@ def report_fuse(nodes_before: Iterable[Any], nodes_after: Iterable[Any], context
     graph = before[0].graph
     if any(n.graph is not graph for n in before + after):
         fail("report_fuse: nodes_before and nodes_after must belong to one graph")
-    origin = [n.name for n in before]
+    from gebench.fusion._rewriter import ORIGIN_NAMES_ATTR, inherited_origin_names
+
+    origin = inherited_origin_names(before)
     for n in after:
         graph.touch(n)
         n.provenance = pass_name
-        n.attrs.setdefault("_datadump_origin_op_names", list(origin))
+        n.attrs[ORIGIN_NAMES_ATTR] = list(origin)
     session = _session.current()
     if session is not None:
         session.note_report_fuse(before, after, _session.caller_location())
