@@ -489,6 +489,29 @@ def test_collector_paused_restores_the_collectors_state_also_after_an_error():
         gc.enable()
 
 
+def test_collector_paused_moves_what_the_block_built_to_the_oldest_generation_without_a_young_pass():
+    """Counted: the block's objects end in generation 2 and no young collection scanned them on the way."""
+    gc.collect()
+    young_passes = gc.get_stats()[0]["collections"] + gc.get_stats()[1]["collections"]
+    with collector_paused():
+        built = [{"i": [i]} for i in range(5000)]
+    assert gc.get_stats()[0]["collections"] + gc.get_stats()[1]["collections"] == young_passes
+    marker = built[-1]
+    assert any(o is marker for o in gc.get_objects(generation=2))
+    assert gc.get_count()[0] < 100  # the young generation was emptied
+
+
+def test_collector_paused_leaves_objects_an_application_froze_frozen():
+    gc.freeze()
+    try:
+        frozen = gc.get_freeze_count()
+        with collector_paused():
+            _ = [{"i": [i]} for i in range(100)]
+        assert gc.get_freeze_count() == frozen  # not unfrozen behind the application's back
+    finally:
+        gc.unfreeze()
+
+
 def test_full_collections_deferred_raises_the_third_threshold_and_restores_it_also_after_an_error():
     from gebench.ir import full_collections_deferred
 
