@@ -11,7 +11,7 @@ _install_ge()
 
 # Python API (gebench.api), resolved lazily so that `import gebench` stays cheap.
 _API_NAMES = ("load", "compile", "Run", "PassSet", "Workbench", "execute", "register_loader", "register_dump_writer",
-              "sweep")
+              "sweep", "compare_fusion_result")
 
 __all__ = list(_API_NAMES)
 
@@ -24,6 +24,8 @@ def __getattr__(name: str):  # noqa: ANN202 - PEP 562 hook
             from .viz import Workbench as value
         elif name == "execute":
             from .exec import execute as value
+        elif name == "compare_fusion_result":
+            from .compare import compare_fusion_result as value
         elif name == "sweep":
             value = __import__("importlib").import_module(".sweep", __name__)  # callable: runs a sweep
         else:

@@ -38,7 +38,7 @@ _COMMANDS: dict[str, tuple[Setup, str]] = {}
 
 #: Modules imported (if present) before parsing so they can register their subcommands.
 _EXTENSION_MODULES = ("gebench.io", "gebench.exec", "gebench.cli.atc", "gebench.viz", "gebench.backends",
-                      "gebench.lab", "gebench.demo", "gebench.atc", "gebench.cli.sweep")
+                      "gebench.lab", "gebench.demo", "gebench.atc", "gebench.cli.sweep", "gebench.cli.compare")
 
 
 def register_command(name: str, setup: Setup, help: str = "") -> None:  # noqa: A002 - argparse's word
@@ -113,6 +113,9 @@ def _setup_compile(parser: argparse.ArgumentParser) -> Callable[[argparse.Namesp
                         help="JSON file declaring custom ops (repeatable)")
     parser.add_argument("--dump-dir", default=None, metavar="DIR", help="write a graph file per GE dump point")
     parser.add_argument("--report", default=None, metavar="FILE", help="write the JSON report of the run")
+    parser.add_argument("--fusion-result", default=None, metavar="FILE",
+                        help="write GE's fusion statistics (fusion_result.json, as atc writes them) to FILE; "
+                             "compare them with a real machine's by `gebench compare`")
     parser.add_argument("--stage", action="append", default=None, metavar="STAGE",
                         help="run only this stage (repeatable; e.g. BeforeInferShape)")
     parser.add_argument("--fusion-switch-file", default=None, metavar="FILE",
@@ -263,6 +266,8 @@ def _check_compile_args(args: argparse.Namespace) -> None:
         _check_output_dir("--dump-dir", args.dump_dir)
     if args.report:
         _check_output_file("--report", args.report)
+    if getattr(args, "fusion_result", None):
+        _check_output_file("--fusion-result", args.fusion_result)
 
 
 def _run_compile(args: argparse.Namespace, out: TextIO | None = None) -> int:
@@ -330,6 +335,15 @@ def _compile_command(args: argparse.Namespace, out: TextIO | None, progress: Pro
             return _usage(f"--report {args.report}: cannot write the report ({exc.strerror or exc}); choose "
                           "another path")
         print(f"  report: {args.report}", file=out)
+    if getattr(args, "fusion_result", None):
+        from gebench.fusion.statistics import write_fusion_result
+
+        try:  # written even when no pass matched (an empty object), so the file always tells
+            write_fusion_result(run.fusion_result() or {}, args.fusion_result, empty_too=True)
+        except OSError as exc:
+            return _usage(f"--fusion-result {args.fusion_result}: cannot write it ({exc.strerror or exc}); choose "
+                          "another path")
+        print(f"  fusion result: {args.fusion_result}", file=out)
     if run.status != "SUCCESS":
         return EXIT_COMPILE_FAILED
     if verify_report is not None and not verify_report.ok:

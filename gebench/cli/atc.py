@@ -9,7 +9,10 @@ When CANN's ``atc`` is found (``PATH``, ``ASCEND_PATH``; see :mod:`gebench.exec.
 same arguments and environment. Otherwise gebench does what it can do without a device compiler: it loads the
 model (ONNX, ``--framework=5``, or AIR, ``--framework=1``), runs the passes of ``ASCEND_GE_PY_PASS_PATH`` through
 GE's stages, writes the dumps ``DUMP_GE_GRAPH``/``DUMP_GRAPH_*`` ask for with GE's file names, and writes the
-final graph as ``<output>.air``. No ``.om`` is made then, and the command says so.
+final graph as ``<output>.air``. No ``.om`` is made then, and the command says so. Like atc it writes GE's fusion
+statistics, ``fusion_result.json`` (in the current folder, or ``$ASCEND_WORK_PATH/FE/<pid>/``), as
+``--export_compile_stat`` says: ``1`` (default) when the command ends, ``2`` as soon as the compile is done, ``0``
+never; ``--fusion_switch_file`` turns passes off as in GE.
 ``--gebench_backend=reference`` forces the emulation, ``--gebench_backend=ascend`` insists on the real atc.
 """
 
@@ -47,8 +50,9 @@ ATC_FLAGS = (
     "host_env_os", "host_env_cpu", "display_model_info", "save_original_model", "shape_generalized_build_mode",
     "oo_level", "optimization_switch", "input_hint_shape", "customize_dtypes", "distributed_cluster_build",
     "cluster_config", "model_relation_config", "enable_graph_parallel", "graph_parallel_option_path",
+    "export_compile_stat",
 )
-_EMULATED = {"model", "framework", "soc_version", "output", "mode", "log"}
+_EMULATED = {"model", "framework", "soc_version", "output", "mode", "log", "export_compile_stat", "fusion_switch_file"}
 _LOG_LEVELS = {"debug": logging.DEBUG, "info": logging.INFO, "warning": logging.WARNING, "error": logging.ERROR,
                "null": logging.CRITICAL + 1}
 EXIT_FAILED = 1
@@ -106,8 +110,7 @@ def _emulate(args: argparse.Namespace, *, out: TextIO, err: TextIO, env: Mapping
              progress: ProgressCallback | None = None) -> int:
     from gebench import api
     from gebench.cli import format_summary
-    from gebench.io import GeDumpError, load_air, load_onnx, save_air, write_dumps_from_env
-    from gebench.io.ge_dump import dump_settings_from_env
+    from gebench.io import load_air, load_onnx
 
     mode = args.atc_mode or "0"
     if mode != "0":
@@ -127,6 +130,11 @@ def _emulate(args: argparse.Namespace, *, out: TextIO, err: TextIO, env: Mapping
         print(f"gebench atc: --framework={args.atc_framework} is not emulated; gebench reads 5 (onnx) and 1 (AIR) "
               f"({known})", file=err)
         return EXIT_USAGE
+    stat = args.atc_export_compile_stat or "1"
+    if stat not in ("0", "1", "2"):
+        print(f"gebench atc: --export_compile_stat={stat} is not 0, 1 or 2 (0: no fusion_result.json, 1: write it "
+              "when atc ends, 2: as soon as the compile is done)", file=err)
+        return EXIT_USAGE
     ignored = [f"--{f}" for f in ATC_FLAGS if f not in _EMULATED and getattr(args, "atc_" + f) is not None]
     if ignored:
         print(f"gebench atc: ignoring {', '.join(ignored)} (only the real atc uses them)", file=err)
@@ -142,9 +150,69 @@ def _emulate(args: argparse.Namespace, *, out: TextIO, err: TextIO, env: Mapping
     except (OSError, ValueError) as exc:
         print(f"gebench atc: cannot read --model={model}: {exc}", file=err)
         return EXIT_USAGE
+    stat_path = _remove_fusion_result(env, err)
     run = api.compile(graph, passes=None, copy=False, options={"ge.socVersion": args.atc_soc_version},
-                      progress=progress)
+                      fusion_switch=_fusion_switch(args.atc_fusion_switch_file, err), progress=progress)
     print(format_summary(run), file=out)
+    if stat == "2":
+        _write_fusion_result(run, stat_path, out, err)
+    code = _after_compile(run, air_path, out=out, err=err, env=env, progress=progress)
+    if stat == "1":
+        _write_fusion_result(run, stat_path, out, err)
+    return code
+
+
+def _remove_fusion_result(env: Mapping[str, str], err: TextIO) -> Path:
+    """Where this compile's ``fusion_result.json`` goes; an earlier file there is removed, as GE does."""
+    from gebench.fusion.statistics import fusion_result_path
+
+    path = fusion_result_path(env)
+    try:
+        path.unlink(missing_ok=True)
+    except OSError as exc:
+        print(f"gebench atc: cannot remove the earlier {path} ({exc.strerror or exc})", file=err)
+    return path
+
+
+def _write_fusion_result(run: Any, path: Path, out: TextIO, err: TextIO) -> None:
+    """Write GE's fusion statistics of ``run`` (nothing when no pass matched, as GE); a failure is reported only."""
+    from gebench.fusion.statistics import write_fusion_result
+
+    try:
+        written = write_fusion_result(run.fusion_result(), path)
+    except OSError as exc:
+        print(f"gebench atc: cannot write {path} ({exc.strerror or exc}); the fusion statistics are lost", file=err)
+        return
+    if written is not None:
+        print(f"  fusion result: {written}", file=out)
+
+
+def _fusion_switch(path: str | None, err: TextIO) -> Any:
+    """``--fusion_switch_file``: its parsed content; GE ignores a file it cannot read, with a warning."""
+    if not path:
+        return None
+    import json
+
+    try:
+        with open(path, encoding="utf-8") as fh:
+            data = json.load(fh)
+    except (OSError, ValueError) as exc:
+        print(f"gebench atc: --fusion_switch_file={path} cannot be read as JSON ({exc}); ignored, every pass "
+              "stays on (as in GE)", file=err)
+        return None
+    if not isinstance(data, dict):
+        print(f"gebench atc: --fusion_switch_file={path} is not a JSON object; ignored, every pass stays on (as in "
+              "GE)", file=err)
+        return None
+    return data
+
+
+def _after_compile(run: Any, air_path: Path, *, out: TextIO, err: TextIO, env: Mapping[str, str],
+                   progress: ProgressCallback | None) -> int:
+    """Dumps and the AIR file of a compiled ``run``; returns the exit code."""
+    from gebench.io import GeDumpError, save_air, write_dumps_from_env
+    from gebench.io.ge_dump import dump_settings_from_env
+
     settings = dump_settings_from_env(env)
     try:
         with step(progress, "dump"):

@@ -127,14 +127,15 @@ def fusion_result_path(env: Mapping[str, str] | None = None, *, cwd: str | os.Pa
     return base / FILE_NAME
 
 
-def write_fusion_result(result: Mapping[str, Any], path: str | os.PathLike[str]) -> Path | None:
+def write_fusion_result(result: Mapping[str, Any], path: str | os.PathLike[str], *,
+                        empty_too: bool = False) -> Path | None:
     """Write ``result`` as GE does (4-space indentation, sorted keys); returns the path, or None when ``result``
-    is empty (GE writes no file then). The file is replaced atomically.
+    is empty (GE writes no file then; ``empty_too`` writes ``{}``). The file is replaced atomically.
 
     Raises:
         OSError: the file cannot be written.
     """
-    if not result:
+    if not result and not empty_too:
         return None
     target = Path(path)
     write_text_atomically(target, json.dumps(result, indent=4, sort_keys=True) + "\n")
