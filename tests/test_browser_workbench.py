@@ -88,6 +88,18 @@ def _wait_for_widget(page, selector: str, timeout_ms: int, console: list[str]) -
     assert not error.count(), f"{error.first.inner_text()}; browser console:\n" + "\n".join(console[-30:])
 
 
+ERROR_OUTPUT = (f"{PANEL} .jp-OutputArea-output[data-mime-type='application/vnd.jupyter.stderr'], "
+                f"{PANEL} .jp-OutputArea-output[data-mime-type='application/vnd.jupyter.error'], "
+                f"{PANEL} .jp-OutputArea-output[data-mime-type*='error']")
+
+
+def _assert_no_error_output(page) -> None:
+    """No cell printed an error or anything on stderr, whatever the output's MIME type (a widget's
+    traceback shows as ``application/vnd.jupyter.stderr``, a raised exception as ``...jupyter.error``)."""
+    outputs = page.locator(ERROR_OUTPUT)
+    assert outputs.count() == 0, outputs.first.inner_text()
+
+
 def _watch_console(page) -> list[str]:
     """Collect the page's console warnings and errors (shown when a test fails)."""
     lines: list[str] = []
@@ -117,8 +129,7 @@ def test_quickstart_in_jupyterlab(lab_root: Path) -> None:
             last_prompt = page.locator(f"{PANEL} .jp-CodeCell .jp-InputPrompt").last
             page.wait_for_function(
                 "el => /\\[\\d+\\]/.test(el.textContent)", arg=last_prompt.element_handle(), timeout=120_000)
-            error_outputs = page.locator(f"{PANEL} [data-mime-type='application/vnd.jupyter.error']")
-            assert error_outputs.count() == 0, error_outputs.first.inner_text()
+            _assert_no_error_output(page)
 
             _wait_for_widget(page, ".gb-root svg g.node", 30_000, console)
             root = page.locator(f"{PANEL} .gb-root").first
@@ -137,17 +148,19 @@ def test_quickstart_in_jupyterlab(lab_root: Path) -> None:
             assert replaced.count() >= 2
             assert root.get_attribute("data-svg-serial") == svg_serial, "selecting a pass must not redraw the SVG"
             fill = replaced.first.locator("polygon").first.evaluate("el => getComputedStyle(el).fill")
-            assert fill == "rgb(187, 247, 208)", f"replaced nodes are not restyled: fill={fill}"
+            assert fill == "rgb(199, 238, 226)", f"replaced nodes are not restyled: fill={fill}"
+            # the status is also told by a glyph on the box, not by colour alone
+            assert replaced.first.locator("text.gb-glyph").text_content() == "\u2714"
 
             # click a replaced candidate: its nodes get the selection class, the details panel fills
-            row = root.locator("tr.gb-cand").filter(has=page.locator(".gb_st_replaced")).first
+            row = root.locator(".gb-cand").filter(has=page.locator(".gb_st_replaced")).first
             row.click()
             root.locator(".gb-main-pane svg g.node.gb_sel").first.wait_for(state="attached", timeout=20_000)
             details = root.locator(".gb-details")
             page.wait_for_function("el => el.textContent.includes('candidate #')", arg=details.element_handle())
             text = details.inner_text()
             assert "replaced" in text and pass_name in text and "source" in text
-            assert root.locator("tr.gb-cand.gb-cand-sel").count() == 1
+            assert root.locator(".gb-cand.gb-cand-sel").count() == 1
 
             # click a node: its attrs and tensor descs are shown, with "why not here?"
             node = root.locator(".gb-main-pane svg g.node.gb_op_Add, .gb-main-pane svg g.node.gb_op_BatchMatMulV2").first
@@ -158,7 +171,7 @@ def test_quickstart_in_jupyterlab(lab_root: Path) -> None:
             busiest = max(root.locator(".gb-pass").all(),
                           key=lambda el: int(el.locator(".gb-count").first.inner_text().split()[0]))
             busiest.click()
-            root.locator("tr.gb-cand").first.click()
+            root.locator(".gb-cand").first.click()
             page.wait_for_function("el => el.textContent.includes('candidate #')", arg=details.element_handle())
             root.locator(".gb-main-pane svg g.node.gb_sel").first.wait_for(state="attached", timeout=20_000)
             root.screenshot(path=str(shot))

@@ -239,7 +239,8 @@ def test_large_graph_opens_on_an_overview_then_focuses():
     assert [n.name for n in hits] == ["blk300/relu"]
     nid = hits[0].id
     assert nid in wb.view.node_ids
-    assert wb.highlight[f"n{nid}"] == "gb_clicked"
+    assert wb.highlight[f"n{nid}"] == "gb_found" and wb.selected_node == nid
+    assert wb.search_hits["hits"][0]["name"] == "blk300/relu" and wb.search_hits["pos"] == 0
     assert "blk300/relu" in wb.details_html
     assert wb.view_info["focused"] and wb.view_info["drawn"] <= 60
     assert wb.bytes_per_node() < 400

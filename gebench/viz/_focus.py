@@ -1,12 +1,16 @@
-"""Focused views of large graphs: k-hop neighbourhoods and name/op-type search."""
+"""Focused views of large graphs: k-hop neighbourhoods, and node search (regular expressions over names,
+op types and attrs)."""
 
 from __future__ import annotations
 
+import enum
+import re
 from collections.abc import Iterable
+from typing import Any
 
 from gebench import ir
 
-__all__ = ["k_hop", "search_nodes"]
+__all__ = ["find_nodes", "k_hop", "search_nodes"]
 
 
 def k_hop(graph: ir.Graph, seeds: Iterable[int], *, k: int = 2, max_nodes: int = 400) -> set[int]:
@@ -49,3 +53,52 @@ def search_nodes(graph: ir.Graph, query: str, *, limit: int = 50) -> list[ir.Nod
         if q in node.name.lower() or node.op_type.lower() == q:
             found.append(node)
     return found
+
+
+def _attr_text(key: str, value: Any) -> str:
+    """``key=value`` as searched: scalars, strings and short lists as written; tensors by dtype and shape."""
+    if isinstance(value, ir.TensorValue):
+        return f"{key}=tensor{list(value.shape)}"
+    if isinstance(value, (bytes, bytearray)):
+        return f"{key}=<{len(value)} bytes>"
+    text = value.name if isinstance(value, enum.Enum) else str(value)
+    return f"{key}={text[:200]}"
+
+
+def find_nodes(graph: ir.Graph, query: str, *, limit: int = 200) -> tuple[list[tuple[ir.Node, str]], int]:
+    """Nodes matching ``query``, a regular expression (case-insensitive, searched anywhere) over the node's
+    name, op type and attrs (``key=value``); a query that is not a valid expression is taken literally.
+
+    Returns ``([(node, where), ...], total)``: at most ``limit`` hits in topological order, an exact name
+    match first; ``where`` is ``"name"``, ``"type"`` or ``"attr <key>=<value>"``; ``total`` counts every
+    matching node. O(nodes + their attrs); read-only.
+    """
+    q = query.strip()
+    if not q:
+        return [], 0
+    try:
+        rx = re.compile(q, re.IGNORECASE)
+    except re.error:
+        rx = re.compile(re.escape(q), re.IGNORECASE)
+    exact = graph.find(q)
+    hits: list[tuple[ir.Node, str]] = [(exact, "name")] if exact is not None else []
+    total = len(hits)
+    for node in graph.nodes():
+        if node is exact:
+            continue
+        where = ""
+        if rx.search(node.name):
+            where = "name"
+        elif rx.search(node.op_type):
+            where = "type"
+        else:
+            for key, value in node.attrs.items():
+                text = _attr_text(key, value)
+                if rx.search(text):
+                    where = "attr " + (text if len(text) <= 60 else text[:59] + "\u2026")
+                    break
+        if where:
+            total += 1
+            if len(hits) < limit:
+                hits.append((node, where))
+    return hits, total

@@ -23,6 +23,7 @@ from pathlib import Path
 from typing import Any
 
 import anywidget
+import numpy as np
 import traitlets
 
 from gebench import ir
@@ -30,24 +31,26 @@ from gebench._atomic import write_text_atomically
 
 from ._diff import GraphDiff, diff_graphs
 from ._dot import GraphView, build_view, compress_svg, dtype_short, tensor_label, view_to_dot
-from ._focus import k_hop, search_nodes
+from ._focus import find_nodes, k_hop
 from ._frontend import CSS, CSS_PATH, ESM_PATH
 from ._layout_cache import LayoutCache
 from ._overview import build_overview
 from ._source import (
-    STATUS_CLASS,
-    STATUS_PRECEDENCE,
     CandidateRow,
     candidate_rows,
     pass_summaries,
     run_snapshots,
 )
+from ._table import CandidateTable, TableQuery
 
 __all__ = ["Workbench"]
 
 _log = logging.getLogger(__name__)
 
 _SHARED_CACHE = LayoutCache(capacity=128)
+
+#: rows of the candidate table sent with each new table (the front end asks for the others by page)
+FIRST_PAGE = 80
 
 #: GE's custom-pass stages in order, and the dump suffix written after each (the engine's constants)
 _STAGE_ORDER = ("BeforeInferShape", "AfterInferShape", "AfterBuiltinFusionPass", "AfterOriginGraphOptimize")
@@ -131,7 +134,9 @@ class Workbench(anywidget.AnyWidget):
     snapshot = traitlets.Unicode("").tag(sync=True)
     stages = traitlets.List().tag(sync=True)
     selected_pass = traitlets.Unicode("").tag(sync=True)
-    candidates = traitlets.List().tag(sync=True)
+    #: the candidate table: ``{"pass", "version", "total", "all", "counts", "query", "selected_pos", "page"}``
+    #: (the first page of rows as columns; the front end asks for more pages by ``{"action": "rows"}``)
+    table = traitlets.Dict().tag(sync=True)
     selected_candidate = traitlets.Int(-1).tag(sync=True)
     highlight = traitlets.Dict().tag(sync=True)
     selected_node = traitlets.Int(-1).tag(sync=True)
@@ -144,6 +149,18 @@ class Workbench(anywidget.AnyWidget):
     status_text = traitlets.Unicode("").tag(sync=True)
     busy = traitlets.Bool(False).tag(sync=True)
     reload_report = traitlets.List().tag(sync=True)
+    #: the ``seq`` of the latest front-end request handled (the front end drops answers older than its
+    #: latest request and renders once the answer to that request is in)
+    seq = traitlets.Int(0).tag(sync=True)
+    #: the last search: ``{"query", "total", "hits": [{"id", "name", "type", "where"}], "pos"}``
+    search_hits = traitlets.Dict().tag(sync=True)
+    #: the diff on screen: ``{"mode", "kind", "layout", "before", "after", "summary", "text"}`` or
+    #: ``{"mode", "error"}``; empty when no diff is shown
+    diff_info = traitlets.Dict().tag(sync=True)
+    #: label of the main pane (``"before: <snapshot>"`` in a side-by-side diff)
+    pane_title = traitlets.Unicode("").tag(sync=True)
+    #: what the side pane shows: ``""``, ``"pattern"`` or ``"diff"`` (then it pans and zooms with the main pane)
+    side_kind = traitlets.Unicode("").tag(sync=True)
 
     def __init__(
         self,
@@ -174,6 +191,17 @@ class Workbench(anywidget.AnyWidget):
         self._view_svg = ""
         self._graphs: dict[str, ir.Graph] = {}
         self._rows: list[CandidateRow] = []
+        self._table = CandidateTable([])
+        self._query = TableQuery()
+        self._order = np.empty(0, dtype=np.int64)
+        self._table_version = 0
+        self._hl_base: tuple[Any, dict[str, list[str]]] | None = None
+        self._details_for: tuple[str, int] | None = None
+        self._diff_drawn = False
+        self._diff_status = ""
+        self._search_ids: list[int] = []
+        self._history: list[tuple[str, int, int]] = []
+        self._side_graph: ir.Graph | None = None
         self._explain_cache: dict[int, Any] = {}
         self._patterns: dict[tuple[str, str], ir.Graph | None] = {}
         self._pass_set: Any = None
@@ -203,7 +231,7 @@ class Workbench(anywidget.AnyWidget):
         else:
             self._set_graphs([("model", graph)])
             self.title = graph.name
-            self._rows = []
+            self._set_rows([])
             self.stages = []
             self._show_snapshot("model")
 
@@ -298,22 +326,32 @@ class Workbench(anywidget.AnyWidget):
         self._explain_cache.clear()
         snaps = run_snapshots(run)
         self._set_graphs(snaps)
-        self._rows = candidate_rows(run.ledger)
+        self._set_rows(candidate_rows(run.ledger))
         known = self._known_passes(run)
         self.stages = pass_summaries(self._rows, known=known)
         status = getattr(run, "status", "")
         failed = getattr(run, "failed_pass", None)
         self.title = f"{snaps[-1][1].name if snaps else 'graph'}: {status}" + (f" at {failed}" if failed else "")
         first = snaps[0][0] if snaps else ""
-        keep = self.selected_pass if any(r.pass_name == self.selected_pass for r in self._rows) else ""
+        keep = self.selected_pass if len(self._table.rows_of(self.selected_pass)) else ""
+        # the rows are renumbered: nothing selected before describes the new run
         with self.hold_trait_notifications():
             self.selected_candidate = -1
+            self.selected_node = -1
+        self._details_for = None
+        self.details_html = ""
+        self._history.clear()
         if keep:
             self._apply_pass(keep)
         else:
+            if self.selected_pass:
+                with self.hold_trait_notifications():
+                    self.selected_pass = ""
             self._show_snapshot(self._default_snapshot() or first)
             self.highlight = {}
-            self.candidates = []
+            self._send_table()
+            if self.diff_mode:
+                self._apply_diff()
 
     @staticmethod
     def _known_passes(run: Any) -> list[tuple[str, str]]:
@@ -427,8 +465,51 @@ class Workbench(anywidget.AnyWidget):
 
     # ------------------------------------------------------------------------------------------ passes
     def pass_rows(self, pass_name: str) -> list[CandidateRow]:
-        """Ledger rows of ``pass_name`` (lints included), in ledger order."""
-        return [r for r in self._rows if r.pass_name == pass_name]
+        """Ledger rows of ``pass_name`` (lints included), in ledger order. O(rows of the pass)."""
+        return [self._rows[i] for i in self._table.rows_of(pass_name).tolist()]
+
+    def _set_rows(self, rows: list[CandidateRow]) -> None:
+        """New ledger rows: rebuild the columnar table (O(rows)) and forget highlight caches."""
+        self._rows = rows
+        self._table = CandidateTable(rows)
+        self._hl_base = None
+
+    @property
+    def candidates(self) -> list[dict[str, Any]]:
+        """The selected pass's candidates as table rows (``CandidateRow.to_row()``), in ledger order.
+
+        Built on each access (O(rows of the pass)); the front end never gets this list whole, only the
+        pages of rows in sight (:attr:`table`).
+        """
+        return [r.to_row() for r in self.pass_rows(self.selected_pass)] if self.selected_pass else []
+
+    def _send_table(self) -> None:
+        """Publish the table of the selected pass under the current filter and sort, with its first page.
+
+        O(rows of the pass) numpy for the order plus O(first page); a new ``version`` makes the front end
+        drop the pages it holds and ignore late answers for older versions.
+        """
+        name = self.selected_pass
+        self._order = self._table.order(name, self._query) if name else np.empty(0, dtype=np.int64)
+        self._table_version += 1
+        sel = self.selected_candidate
+        self.table = {
+            "pass": name, "version": self._table_version, "total": int(len(self._order)),
+            "all": int(len(self._table.rows_of(name))) if name else 0,
+            "counts": self._table.counts(name) if name else {}, "query": self._query.to_json(),
+            "selected_pos": self._table.position(self._order, sel) if sel >= 0 else -1,
+            "page": self._table.page(self._order, 0, FIRST_PAGE),
+        }
+
+    def table_page(self, offset: int, limit: int = FIRST_PAGE) -> dict[str, Any]:
+        """Rows ``offset .. offset + limit`` of the table as shown (filtered, sorted), as columns."""
+        return {"version": self._table_version, **self._table.page(self._order, offset, limit)}
+
+    def set_table_query(self, statuses: Iterable[str] = (), sort: str = "i", desc: bool = False) -> None:
+        """Filter the candidate table by status names (none: all) and sort it by one of
+        :data:`~gebench.viz._table.SORT_KEYS` (``desc`` reverses). Raises ValueError for an unknown key."""
+        self._query = TableQuery(statuses, sort, desc)
+        self._send_table()
 
     @property
     def rows(self) -> list[CandidateRow]:
@@ -453,7 +534,7 @@ class Workbench(anywidget.AnyWidget):
         if change["new"]:
             self._apply_pass(change["new"])
         else:
-            self.candidates = []
+            self._send_table()
             self.highlight = {}
 
     def _snapshot_for(self, ids: set[int]) -> str:
@@ -465,40 +546,76 @@ class Workbench(anywidget.AnyWidget):
                 best, best_count = label, count
         return best
 
+    def _pass_seeds(self, name: str, limit: int = 256) -> list[int]:
+        """Target node ids of the pass's first candidates (at most ``limit``): where to look for them."""
+        out: list[int] = []
+        for i in self._table.rows_of(name)[:limit].tolist():
+            out.extend(self._rows[i].target_ids)
+            if len(out) >= limit:
+                break
+        return out[:limit]
+
     def _apply_pass(self, name: str) -> None:
+        """Show pass ``name``: its table, its colours, and (when a diff is on) its diff.
+
+        Cost: O(rows of the pass) numpy for the table and the first colouring of the pass (cached), plus
+        O(highlighted elements); a new layout only when the pass's candidates are not in the drawing.
+        """
         start = time.perf_counter()
-        rows = self.pass_rows(name)
-        ids = {i for r in rows for i in r.target_ids}
-        label = self._snapshot_for(ids) if ids else (self.snapshot or self._default_snapshot())
+        ids = self._pass_seeds(name)
+        label = self._snapshot_for(set(ids)) if ids else (self.snapshot or self._default_snapshot())
         graph = self._graphs[label]
         need_focus = len(graph) > self.threshold
         shown = self._view.element_of if self._view is not None else {}
-        if label != self.snapshot or self._view is None or (need_focus and ids and not any(i in shown for i in ids)):
+        if not self.diff_mode and (label != self.snapshot or self._view is None
+                                   or (need_focus and ids and not any(i in shown for i in ids))):
             self._draw(label, ids)
-        self.candidates = [r.to_row() for r in rows]
-        if self.selected_candidate >= 0 and self.selected_candidate not in {r.index for r in rows}:
-            self.selected_candidate = -1
+        sel = self.selected_candidate
+        if sel >= 0 and (sel >= len(self._rows) or self._rows[sel].pass_name != name):
+            self.selected_candidate = -1  # its details and pattern go with it
+        self._send_table()
         self._refresh_highlight()
+        if self.diff_mode:
+            self._apply_diff()  # the diff follows the selected pass
         self.timings["select_pass"] = time.perf_counter() - start
 
     def _pass_highlight(self) -> dict[int, str]:
-        """node id -> status CSS class for the selected pass (precedence by :data:`STATUS_PRECEDENCE`)."""
-        rank = {s: i for i, s in enumerate(STATUS_PRECEDENCE)}
-        best: dict[int, str] = {}
-        for r in self.pass_rows(self.selected_pass) if self.selected_pass else []:
-            for nid in r.target_ids:
-                cur = best.get(nid)
-                if cur is None or rank.get(r.status, 99) < rank.get(cur, 99):
-                    best[nid] = r.status
-        return {nid: "gb_st_" + STATUS_CLASS.get(st, "other") for nid, st in best.items()}
+        """node id -> status CSS class for the selected pass (precedence by :data:`STATUS_PRECEDENCE`);
+        cached per pass (:meth:`CandidateTable.pass_status`)."""
+        return self._table.pass_status(self.selected_pass) if self.selected_pass else {}
+
+    def _pass_elements(self) -> dict[str, list[str]]:
+        """``element id -> status classes`` of the selected pass on the current drawing, cached per
+        (pass, drawing). O(min(nodes coloured by the pass, nodes of the drawing)) when not cached."""
+        view = self._view
+        key = (self.selected_pass, view, self._table)  # compared by identity: a drawing is never mutated
+        cached = self._hl_base
+        if cached is not None and cached[0][0] == key[0] and cached[0][1] is view and cached[0][2] is self._table:
+            return cached[1]
+        element_of = view.element_of if view is not None else {}
+        status = self._pass_highlight()
+        out: dict[str, list[str]] = {}
+        if len(status) <= len(element_of):
+            pairs = ((element_of.get(nid), cls) for nid, cls in status.items())
+        else:
+            pairs = ((el, status.get(nid)) for nid, el in element_of.items())
+        for el, cls in pairs:
+            if el is not None and cls is not None:
+                classes = out.setdefault(el, [])
+                if cls not in classes:
+                    classes.append(cls)
+        self._hl_base = (key, out)
+        return out
 
     def _refresh_highlight(self, extra: dict[int, str] | None = None) -> None:
-        """Recompute the ``element id -> classes`` map from the selections. O(candidates of the pass)."""
+        """Recompute the ``element id -> classes`` map from the selections.
+
+        O(highlighted elements of the drawing + targets of the selected candidate + sticky marks): the
+        selected pass's part is cached per drawing (:meth:`_pass_elements`).
+        """
         if self._view is None:
             return
         by_node: dict[int, list[str]] = {}
-        for nid, cls in self._pass_highlight().items():
-            by_node.setdefault(nid, []).append(cls)
         if 0 <= self.selected_candidate < len(self._rows):
             sel = self._rows[self.selected_candidate]
             for nid in sel.target_ids:
@@ -511,14 +628,12 @@ class Workbench(anywidget.AnyWidget):
             by_node.setdefault(nid, []).append(cls)
         for nid, cls in self._sticky.items():
             by_node.setdefault(nid, []).append(cls)
-        out: dict[str, str] = {}
+        merged: dict[str, list[str]] = {el: list(cls) for el, cls in self._pass_elements().items()}
         for nid, classes in by_node.items():
             el = self._view.element_of.get(nid)
-            if el is None:
-                continue
-            merged = out.get(el, "").split() + classes
-            out[el] = " ".join(dict.fromkeys(c for c in merged if c))
-        self.highlight = out
+            if el is not None:
+                merged.setdefault(el, []).extend(classes)
+        self.highlight = {el: " ".join(dict.fromkeys(c for c in cls if c)) for el, cls in merged.items()}
 
     # ------------------------------------------------------------------------------------------ candidates
     def select_candidate(self, index: int) -> None:
@@ -533,25 +648,46 @@ class Workbench(anywidget.AnyWidget):
     def _on_selected_candidate(self, change: dict) -> None:
         index = change["new"]
         if index < 0 or index >= len(self._rows):
-            self.side_svg_gz = b""
+            if self.side_kind == "pattern":
+                self._clear_side()
+            if self._details_for is not None and self._details_for[0] == "candidate":
+                self._details_for = None
+                self.details_html = ""
+            if self.diff_mode.startswith("candidate"):
+                self._apply_diff()
             self._refresh_highlight()
             return
         self._apply_candidate(index)
 
+    def _clear_side(self) -> None:
+        self.side_svg_gz = b""
+        self.side_title = ""
+        self.side_highlight = {}
+        self.side_kind = ""
+
     def _apply_candidate(self, index: int) -> None:
+        """Show candidate ``index``: its nodes marked, its details, its pattern (or its rewrite diff) beside.
+
+        Cost: O(highlighted elements + targets) and the pattern's layout (cached); a new layout of the
+        graph only when the candidate is not in the drawing.
+        """
         row = self._rows[index]
         if row.pass_name != self.selected_pass:
             self.selected_pass = row.pass_name
         ids = set(row.target_ids)
         view = self._view
-        if view is not None and ids and (view.overview or (view.focused and not ids <= view.node_ids)):
+        if not self.diff_mode and view is not None and ids and (
+                view.overview or (view.focused and not ids <= view.node_ids)):
             self._draw(self._snapshot_for(ids), ids)
         self._refresh_highlight()
+        self._details_for = ("candidate", index)
         self.details_html = self._candidate_html(row)
         if self.diff_mode.startswith("candidate"):
             self._apply_diff()
-        else:
+        elif not self.diff_mode.endswith(":side"):  # a side-by-side diff keeps its "after" pane
             self._draw_pattern(row)
+        pos = self._table.position(self._order, index)
+        self.send({"reply": "selected_pos", "version": self._table_version, "index": index, "pos": pos})
 
     def _candidate_html(self, row: CandidateRow) -> str:
         e = html.escape
@@ -634,11 +770,11 @@ class Workbench(anywidget.AnyWidget):
         """Draw the candidate's pattern beside the graph with bound nodes and the divergence marked."""
         pattern = self._pattern_graph(row)
         if pattern is None:
-            self.side_svg_gz = b""
-            self.side_title = ""
+            self._clear_side()
             return
         view = build_view(pattern, fold_consts=False)
         svg = self._layout(view)
+        self._side_graph = pattern
         bindings = row.detail.get("bindings") or {}
         diverged = row.detail.get("pattern_node_id")
         if diverged is None:
@@ -655,9 +791,11 @@ class Workbench(anywidget.AnyWidget):
             pid = self._pattern_node_id(pattern, diverged)
             if pid is not None:
                 hl[f"n{pid}"] = "gb_diverge"
-        self.side_title = f"pattern {row.pattern_name}" + (" (near-miss)" if row.status == "STRUCTURAL_MISMATCH" else "")
-        self.side_svg_gz = compress_svg(svg)
-        self.side_highlight = hl
+        with self.hold_sync():
+            self.side_title = f"pattern {row.pattern_name}" + (" (near-miss)" if row.status == "STRUCTURAL_MISMATCH" else "")
+            self.side_svg_gz = compress_svg(svg)
+            self.side_highlight = hl
+            self.side_kind = "pattern"
 
     @staticmethod
     def _pattern_node_id(pattern: ir.Graph, key: Any) -> int | None:
@@ -687,9 +825,13 @@ class Workbench(anywidget.AnyWidget):
     def _on_selected_node(self, change: dict) -> None:
         if change["new"] >= 0:
             self._apply_node(change["new"])
+        elif self._details_for is not None and self._details_for[0] == "node":
+            self._details_for = None
+            self.details_html = ""
 
     def _apply_node(self, nid: int) -> None:
         graph = self._view_graph
+        self._details_for = ("node", nid)
         if graph is None or not graph.has_node_id(nid):
             self.details_html = f"<i>node #{nid} is not in snapshot {html.escape(self.snapshot)}</i>"
             return
@@ -779,6 +921,7 @@ class Workbench(anywidget.AnyWidget):
             body.append(f"<span class='gb-hot'>{text}</span>" if i == line else text)
         shown = (f"<h4>{html.escape(Path(path).name)}:{line}</h4><div class='gb-path'>{html.escape(path)}</div>"
                  f"<div class='gb-source'>" + "\n".join(body) + "</div>")
+        self._details_for = ("source", line)
         self.details_html = shown
         return shown
 
@@ -807,22 +950,54 @@ class Workbench(anywidget.AnyWidget):
     def _on_search(self, change: dict) -> None:
         self.find(change["new"])
 
-    def find(self, query: str) -> list[ir.Node]:
-        """Search the current snapshot by name or op type; focus (large graphs) and mark the hits."""
+    def find(self, query: str, *, limit: int = 200) -> list[ir.Node]:
+        """Search the current snapshot and go to the first hit.
+
+        ``query`` is a regular expression, case-insensitive, searched in node names, op types and attrs
+        (``key=value``; a query that is not a valid expression is taken literally). The hits (at most
+        ``limit``, topological order, an exact name first) are listed in :attr:`search_hits`, marked on
+        the drawing, and walked with :meth:`search_step`. An empty query clears the search. O(nodes + attrs).
+        """
         label = self.snapshot or self._default_snapshot()
         graph = self._graphs.get(label)
+        self._sticky = {n: c for n, c in self._sticky.items() if c != "gb_found"}
         if graph is None or not query.strip():
+            self._search_ids = []
+            self.search_hits = {}
+            self._refresh_highlight()
             return []
-        hits = search_nodes(graph, query)
-        ids = [n.id for n in hits]
-        if ids and self._view is not None and (self._view.overview or not set(ids) & self._view.node_ids):
-            self._draw(label, ids)
-        self._sticky = {nid: "gb_clicked" for nid in ids}
+        found, total = find_nodes(graph, query, limit=limit)
+        self._search_ids = [n.id for n, _ in found]
+        self._sticky.update({n.id: "gb_found" for n, _ in found})
+        self.search_hits = {"query": query, "snapshot": label, "total": total, "pos": -1,
+                            "hits": [{"id": n.id, "name": n.name, "type": n.op_type, "where": w} for n, w in found]}
+        more = f" (first {len(found)} listed)" if total > len(found) else ""
+        self.status_text = f"{total} match{'es' if total != 1 else ''} for {query!r}{more}"
+        if found:
+            self.search_step(0, absolute=True)
+        else:
+            self._refresh_highlight()
+        return [n for n, _ in found]
+
+    def search_step(self, delta: int = 1, *, absolute: bool = False) -> int:
+        """Go to the next (``delta=1``) or previous (``-1``) search hit, wrapping around, or to hit number
+        ``delta`` when ``absolute``; draws it and shows its details. Returns the node id.
+
+        Raises:
+            LookupError: there are no hits.
+        """
+        ids = self._search_ids
+        if not ids:
+            raise LookupError("no search hits; search first (wb.find)")
+        pos = int(self.search_hits.get("pos", -1))
+        pos = (delta if absolute else pos + delta) % len(ids)
+        self.search_hits = {**self.search_hits, "pos": pos}
+        label = self.search_hits.get("snapshot") or self.snapshot
+        if label != self.snapshot and label in self._graphs:
+            self._draw(label, [ids[pos]])
+        self.select_node(ids[pos])
         self._refresh_highlight()
-        self.status_text = f"{len(hits)} match{'es' if len(hits) != 1 else ''} for {query!r}"
-        if len(hits) == 1:
-            self.select_node(hits[0].id)
-        return hits
+        return ids[pos]
 
     # ------------------------------------------------------------------------------------------ diffs
     def _on_diff_mode(self, change: dict) -> None:
@@ -851,9 +1026,7 @@ class Workbench(anywidget.AnyWidget):
     def _diff_pair(self, kind: str) -> tuple[str, str, GraphDiff]:
         labels = list(self._graphs)
         if kind == "stage":
-            before = self.snapshot or labels[0]
-            i = labels.index(before)
-            after = labels[min(i + 1, len(labels) - 1)]
+            before, after = self._stage_pair()
             return before, after, diff_graphs(self._graphs[before], self._graphs[after])
         if kind == "candidate":
             if self.selected_candidate < 0:
@@ -881,20 +1054,64 @@ class Workbench(anywidget.AnyWidget):
                 changed[nid] = why
         return before, after, GraphDiff(removed=removed, added=added, changed=changed)
 
+    def _stage_pair(self) -> tuple[str, str]:
+        """The snapshots around the selected pass's stage (before it ran, after it), or without a selected
+        pass (or when the run has no such snapshots) the current snapshot and the next one."""
+        labels = list(self._graphs)
+        stage = self._pass_stage(self.selected_pass) if self.selected_pass else ""
+        if stage in _STAGE_ORDER:
+            k = _STAGE_ORDER.index(stage)
+            after = _DUMP_SUFFIXES[stage]
+            earlier = [_DUMP_SUFFIXES[s] for s in _STAGE_ORDER[:k] if _DUMP_SUFFIXES[s] in self._graphs]
+            before = earlier[-1] if earlier else (_PRE_RUN_SUFFIX if _PRE_RUN_SUFFIX in self._graphs else labels[0])
+            if after in self._graphs and before in self._graphs:
+                return before, after
+        before = self.snapshot if self.snapshot in self._graphs else labels[0]
+        return before, labels[min(labels.index(before) + 1, len(labels) - 1)]
+
+    def _pass_stage(self, name: str) -> str:
+        rows = self._table.rows_of(name)
+        if len(rows):
+            return self._rows[int(rows[0])].stage
+        return next((str(stage) for p, stage in self._known_passes(self.run) if p == name), "") if self.run else ""
+
+    def _clear_diff(self) -> None:
+        """Take any diff off the screen: the main pane shows the plain snapshot again (a merged overlay
+        or a "before" drawing is replaced), the side pane its candidate's pattern or nothing."""
+        drawn = self._diff_drawn
+        self._diff_drawn = False
+        self._sticky = {n: c for n, c in self._sticky.items() if not c.startswith("gb_diff_")}
+        self._last_diff = GraphDiff()
+        with self.hold_sync():
+            self.diff_info = {}
+            self.pane_title = ""
+            if self.status_text == self._diff_status:
+                self.status_text = ""
+            if self.side_kind == "diff":
+                self._clear_side()
+        if drawn and self.snapshot in self._graphs:
+            sel = self.selected_candidate
+            seeds = list(self._rows[sel].target_ids) if 0 <= sel < len(self._rows) else (
+                [self.selected_node] if self.selected_node >= 0 else self._pass_seeds(self.selected_pass))
+            self._draw(self.snapshot, seeds)
+        if 0 <= self.selected_candidate < len(self._rows) and self.side_kind != "pattern":
+            self._draw_pattern(self._rows[self.selected_candidate])
+        if self.snapshot in self._graphs:
+            self._refresh_highlight()
+
     def _apply_diff(self) -> GraphDiff:
+        """Draw the diff ``diff_mode`` asks for (or none), so that header, panes and ``diff_info`` agree."""
         mode = self.diff_mode
         if not mode:
-            self._sticky = {}
-            self.side_svg_gz = b""
-            self.side_title = ""
-            if self.snapshot in self._graphs:
-                self._refresh_highlight()
+            self._clear_diff()
             return GraphDiff()
         kind, layout = mode.split(":")
         try:
             before, after, diff = self._diff_pair(kind)
         except ValueError as exc:
-            self.status_text = str(exc)
+            self._clear_diff()
+            self.diff_info = {"mode": mode, "error": str(exc)}
+            self.status_text = self._diff_status = str(exc)
             return GraphDiff()
         self._last_diff = diff
         b_graph, a_graph = self._graphs[before], self._graphs[after]
@@ -911,24 +1128,36 @@ class Workbench(anywidget.AnyWidget):
             self.svg_gz = compress_svg(svg)
             self.view_info = {"snapshot": f"{before} \u2192 {after}", "drawn": len(view.nodes),
                               "total": len(a_graph), "focused": view.focused, "bytes": len(self.svg_gz)}
-            self.side_svg_gz = b""
-            self.side_title = ""
+            self._clear_side()
+            self.pane_title = f"overlay: {before} \u2192 {after}"
+            side_drawn = 0
         else:
             self._draw(before, focus_ids)
             a_view = self._make_view(a_graph, focus_ids)
             a_svg = self._layout(a_view)
-            self.side_title = f"after: {after}"
-            self.side_svg_gz = compress_svg(a_svg)
             side = {a_view.element_of[n]: "gb_diff_added" for n in diff.added if n in a_view.element_of}
             side.update({a_view.element_of[n]: "gb_diff_changed" for n in diff.changed if n in a_view.element_of})
-            self.side_highlight = side
-        sticky = {n: "gb_diff_removed" for n in diff.removed}
+            with self.hold_sync():
+                self.side_title = f"after: {after}"
+                self.side_svg_gz = compress_svg(a_svg)
+                self.side_highlight = side
+                self.side_kind = "diff"
+            self.pane_title = f"before: {before}"
+            self._side_graph = a_graph
+            side_drawn = len(a_view.nodes)
+        self._diff_drawn = True
+        sticky = {n: c for n, c in self._sticky.items() if not c.startswith("gb_diff_")}
+        sticky.update({n: "gb_diff_removed" for n in diff.removed})
         sticky.update({n: "gb_diff_changed" for n in diff.changed})
         if layout == "overlay":
             sticky.update({n: "gb_diff_added" for n in diff.added})
         self._sticky = sticky
         self._refresh_highlight()
-        self.status_text = f"{kind} diff {before} \u2192 {after}: {diff.summary()}"
+        text = f"{kind} diff {before} \u2192 {after}: {diff.summary()}"
+        self.diff_info = {"mode": mode, "kind": kind, "layout": layout, "before": before, "after": after,
+                          "summary": diff.summary(), "text": text, "drawn": len(self._view.nodes) if self._view else 0,
+                          "side_drawn": side_drawn}
+        self.status_text = self._diff_status = text
         return diff
 
     # ------------------------------------------------------------------------------------------ run / reload
@@ -978,7 +1207,7 @@ class Workbench(anywidget.AnyWidget):
                 node = graph.find(name)
                 if node is not None:
                     sticky[node.id] = "gb_gained" if name in gained else "gb_lost"
-        self._sticky = sticky
+        self._sticky = {**{n: c for n, c in self._sticky.items() if c.startswith("gb_diff_")}, **sticky}
         self._refresh_highlight()
         n_gained = sum(len(r["gained"]) for r in report.values())
         n_lost = sum(len(r["lost"]) for r in report.values())
@@ -1047,9 +1276,8 @@ class Workbench(anywidget.AnyWidget):
         with self._progress("verifying rewrites"):
             report = self.run.verify()
         self.last_verify = report
-        self._rows = candidate_rows(self.run.ledger)
-        if self.selected_pass:
-            self.candidates = [r.to_row() for r in self.pass_rows(self.selected_pass)]
+        self._set_rows(candidate_rows(self.run.ledger))
+        self._send_table()
         rows = [r.to_row() for r in self._rows if r.max_abs_error is not None]
         flagged = [r for r in rows if not r["verify"]["ok"]]
         self.status_text = f"verified {len(rows)} rewrite(s); {len(flagged)} change results"
@@ -1099,7 +1327,23 @@ class Workbench(anywidget.AnyWidget):
 
     # ------------------------------------------------------------------------------------------ messages
     def _on_message(self, _widget: Any, content: dict, _buffers: Any) -> None:
-        action = content.get("action") if isinstance(content, dict) else None
+        """Handle one front-end request ``{"action": ..., "seq": n, ...}``.
+
+        Requests are handled one at a time in the order sent. After the handler (even a failing one) ``seq``
+        is set to the request's ``seq``: the front end renders what changed once that answer is in and
+        drops older answers (its own request counter only grows).
+        """
+        if not isinstance(content, dict):
+            return
+        seq = content.get("seq")
+        try:
+            self._handle(content)
+        finally:
+            if isinstance(seq, int) and seq > self.seq:
+                self.seq = seq
+
+    def _handle(self, content: dict) -> None:
+        action = content.get("action")
         handlers = {
             "run": self.rerun,
             "verify": self.verify,
@@ -1113,6 +1357,18 @@ class Workbench(anywidget.AnyWidget):
             "select_pass": lambda: self.select_pass(str(content.get("name", self.selected_pass))),
             "select_candidate": lambda: self.select_candidate(int(content.get("index", self.selected_candidate))),
             "select_node": lambda: self.select_node(int(content.get("node", self.selected_node))),
+            "select_snapshot": lambda: self.show_snapshot(str(content.get("label", self.snapshot))),
+            "set_diff": lambda: setattr(self, "diff_mode", str(content.get("mode", ""))),
+            "find": lambda: self.find(str(content.get("query", ""))),
+            "search_step": lambda: self.search_step(int(content.get("delta", 1)), absolute=bool(content.get("absolute"))),
+            "table": lambda: self.set_table_query(content.get("statuses") or (), str(content.get("sort", "i")),
+                                                  bool(content.get("desc", False))),
+            "rows": lambda: self._send_page(content),
+            "step_candidate": lambda: self.step_candidate(int(content.get("delta", 1))),
+            "next_rewrite": lambda: self.next_rewrite(int(content.get("delta", 1))),
+            "back": self.back,
+            "expand": lambda: self.expand(int(content.get("node", -1))),
+            "names": lambda: self._send_names(content),
         }
         fn = handlers.get(action)
         if fn is None:
@@ -1123,6 +1379,123 @@ class Workbench(anywidget.AnyWidget):
         except Exception as exc:  # shown in the status line: the user clicked a button
             _log.debug("workbench action %s failed", action, exc_info=True)
             self.status_text = f"{action}: {type(exc).__name__}: {exc}"
+
+    def _send_names(self, content: dict) -> None:
+        """Full names of drawn nodes (``n<id>`` element ids) whose labels the drawing shortened."""
+        graph = self._side_graph if content.get("pane") == "side" else self._view_graph
+        names: dict[str, str] = {}
+        if graph is not None:
+            for el in list(content.get("ids") or [])[:5000]:
+                if isinstance(el, str) and el[:1] == "n" and el[1:].isdigit() and graph.has_node_id(int(el[1:])):
+                    node = graph.node(int(el[1:]))
+                    names[el] = f"{node.op_type} {node.name}"
+        self.send({"reply": "names", "pane": content.get("pane", "main"), "names": names})
+
+    def _send_page(self, content: dict) -> None:
+        """Answer a page request for the table version it names (an older version gets no answer)."""
+        if int(content.get("version", -1)) != self._table_version:
+            return
+        page = self.table_page(int(content.get("offset", 0)), int(content.get("limit", FIRST_PAGE)))
+        self.send({"reply": "rows", **page})
+
+    # ------------------------------------------------------------------------------------------ navigation
+    def select(self, *, node: int | str | None = None, candidate: int | None = None,
+               pass_name: str | None = None) -> None:
+        """Go to a pass, a candidate (ledger index) or a node (id or name) from Python, as a click would:
+        the widget draws it, marks it and shows its details. Give one of them.
+
+        Raises:
+            ValueError: none or more than one given. KeyError/IndexError/LookupError: no such pass,
+            candidate or node.
+        """
+        given = [k for k, v in (("node", node), ("candidate", candidate), ("pass_name", pass_name)) if v is not None]
+        if len(given) != 1:
+            raise ValueError(f"give exactly one of node=, candidate=, pass_name= (got {', '.join(given) or 'none'})")
+        self._remember()
+        if pass_name is not None:
+            self.select_pass(pass_name)
+        elif candidate is not None:
+            self.select_candidate(int(candidate))
+        else:
+            self.select_node(node)  # type: ignore[arg-type]
+
+    def _remember(self) -> None:
+        """Push the current selection on the back stack (at most 100 kept)."""
+        state = (self.selected_pass, self.selected_candidate, self.selected_node)
+        if not self._history or self._history[-1] != state:
+            self._history.append(state)
+            del self._history[:-100]
+
+    def back(self) -> bool:
+        """Return to the selection before the last navigation (:meth:`select`, :meth:`step_candidate`,
+        :meth:`next_rewrite`, clicks). Returns False when there is nothing to go back to."""
+        current = (self.selected_pass, self.selected_candidate, self.selected_node)
+        while self._history and self._history[-1] == current:
+            self._history.pop()
+        if not self._history:
+            self.status_text = "nothing to go back to"
+            return False
+        pass_name, cand, node = self._history.pop()
+        if cand >= 0 and cand < len(self._rows):
+            self.select_candidate(cand)
+        elif pass_name:
+            self.select_pass(pass_name)
+        if node >= 0 and cand < 0 and self._view_graph is not None and self._view_graph.has_node_id(node):
+            self.select_node(node)
+        return True
+
+    def step_candidate(self, delta: int = 1) -> int:
+        """Select the next (``delta=1``) or previous (``-1``) candidate in the table's order (filter and
+        sort as shown); from no selection, the first or the last. Returns the ledger index, or -1 when the
+        table is empty. O(rows of the pass) numpy."""
+        order = self._order
+        if not len(order):
+            return -1
+        pos = self._table.position(order, self.selected_candidate) if self.selected_candidate >= 0 else -1
+        if pos < 0:
+            pos = 0 if delta >= 0 else len(order) - 1
+        else:
+            pos = min(max(pos + delta, 0), len(order) - 1)
+        self._remember()
+        index = int(order[pos])
+        self.select_candidate(index)
+        return index
+
+    def next_rewrite(self, delta: int = 1) -> int:
+        """Select the next (``delta=1``) or previous (``-1``) replaced candidate in ledger order, across
+        passes, wrapping around. Returns its ledger index, or -1 when the run rewrote nothing. O(rows)."""
+        replaced = [r.index for r in self._rows if r.status == "REPLACED"]
+        if not replaced:
+            self.status_text = "this run rewrote nothing"
+            return -1
+        cur = self.selected_candidate
+        if delta >= 0:
+            index = next((i for i in replaced if i > cur), replaced[0])
+        else:
+            index = next((i for i in reversed(replaced) if i < cur), replaced[-1]) if cur >= 0 else replaced[-1]
+        self._remember()
+        self.select_candidate(index)
+        return index
+
+    def expand(self, node: int) -> None:
+        """Grow the focused view outward from ``node`` (one with hidden edges): its neighbours outside the
+        drawing are added (at most ``4 * max_focus_nodes`` nodes drawn). Lays the larger view out.
+
+        Raises:
+            LookupError: the drawing is not a focused view of nodes, or ``node`` is not in it.
+        """
+        view, graph = self._view, self._view_graph
+        if view is None or graph is None or view.overview or node not in view.node_ids:
+            raise LookupError(f"node {node} is not in a focused view; nothing to expand")
+        cap = 4 * self.max_focus_nodes
+        grown = k_hop(graph, [node], k=1, max_nodes=cap)
+        ids = set(view.node_ids) | grown
+        if len(ids) > cap:
+            ids = set(view.node_ids) | set(list(grown)[: max(0, cap - len(view.node_ids))])
+        added = len(ids) - len(view.node_ids)
+        self._draw(self.snapshot, node_ids=sorted(ids))
+        self._refresh_highlight()
+        self.status_text = f"expanded {graph.node(node).name}: {added} more node(s)"
 
     def __repr__(self) -> str:
         status = f", run {getattr(self.run, 'status', '?')}" if self.run is not None else ""

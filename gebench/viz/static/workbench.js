@@ -1,3 +1,30 @@
+// The workbench's front end (an anywidget ES module). It only draws what the kernel sends; see
+// gebench/viz/_frontend.py for the protocol. Every request to the kernel carries a growing `seq`; the
+// kernel sets its `seq` trait to the request's after handling it. While an answer is outstanding, trait
+// changes are not drawn (they may describe an older request); they are drawn together once the kernel's
+// `seq` reaches the latest request. Asynchronous loads (SVG inflation) are guarded by serial numbers, and
+// table pages by the table's version, so a late answer never overwrites a newer one.
+
+const ROW_H = 22; // px, one candidate row (the table is virtualized: only rows in sight are in the DOM)
+const PAGE = 80; // rows per page asked from the kernel
+const MIN_FIT = 0.35; // "Fit" never zooms out further than this (text stays legible; scroll for the rest)
+const STATUS_ICON = {
+  REPLACED: "\u2714", REJECTED_BY_MEET_REQUIREMENTS: "\u2716", STRUCTURAL_MISMATCH: "\u2248",
+  BOUNDARY_VIOLATION: "\u2298", WOULD_CREATE_CYCLE: "\u21BB", LOST_TO_OVERLAP: "\u2229",
+  REPLACEMENT_FAILED: "\u26A0", LINT: "\u2691",
+};
+const STATUS_CSS = {
+  REPLACED: "replaced", REJECTED_BY_MEET_REQUIREMENTS: "rejected", STRUCTURAL_MISMATCH: "nearmiss",
+  BOUNDARY_VIOLATION: "boundary", WOULD_CREATE_CYCLE: "cycle", LOST_TO_OVERLAP: "overlap",
+  REPLACEMENT_FAILED: "failed", LINT: "lint",
+};
+const CSS_STATUS = Object.fromEntries(Object.entries(STATUS_CSS).map(([k, v]) => [v, k]));
+const COLUMNS = [
+  ["i", "#", "i"], ["status", "status", "status"], ["pattern", "pattern", "pattern"],
+  ["targets", "targets", "targets"], ["reason", "reason", "reason"], ["captures", "captures", null],
+  ["meet", "meet_requirements", null], ["verify", "verify", "verify"], ["source", "source", null],
+];
+
 async function inflate(dv) {
   if (!dv || dv.byteLength === 0) return "";
   const bytes = new Uint8Array(dv.buffer, dv.byteOffset, dv.byteLength);
@@ -12,9 +39,25 @@ function el(tag, cls, text) {
   return e;
 }
 
+function statusLabel(status) {
+  return status.toLowerCase().replaceAll("_", " ");
+}
+
+function chip(status) {
+  const c = el("span", "gb-chip gb_st_" + (STATUS_CSS[status] || "other"));
+  c.append(el("span", "gb-icon", STATUS_ICON[status] || "\u2022"), document.createTextNode(" " + statusLabel(status)));
+  c.title = status;
+  return c;
+}
+
+// pan and zoom of one pane; listeners are told of every change (to link panes and move the minimap)
 function panZoom(pane, content) {
   const st = { s: 1, x: 0, y: 0, drag: null, moved: false };
-  const apply = () => { content.style.transform = `translate(${st.x}px, ${st.y}px) scale(${st.s})`; };
+  const listeners = [];
+  const apply = (quiet) => {
+    content.style.transform = `translate(${st.x}px, ${st.y}px) scale(${st.s})`;
+    if (!quiet) for (const f of listeners) f(st);
+  };
   pane.addEventListener("wheel", (ev) => {
     ev.preventDefault();
     const r = pane.getBoundingClientRect();
@@ -31,16 +74,47 @@ function panZoom(pane, content) {
     st.x = ev.clientX - st.drag[0]; st.y = ev.clientY - st.drag[1]; st.moved = true; apply();
   });
   window.addEventListener("mouseup", () => { st.drag = null; });
+  const size = () => {
+    const svg = content.querySelector("svg");
+    if (!svg) return null;
+    return [svg.width.baseVal.value || 1, svg.height.baseVal.value || 1];
+  };
   return {
     st,
+    onChange(f) { listeners.push(f); },
+    set(other) { st.s = other.s; st.x = other.x; st.y = other.y; apply(true); },
+    // whole: the whole drawing (never below MIN_FIT: then top-left aligned, scroll for the rest);
+    // otherwise the first view: the width fitted, top aligned, readable
     fit(whole) {
-      const svg = content.querySelector("svg");
-      if (!svg) return;
-      const w = svg.width.baseVal.value || 1, h = svg.height.baseVal.value || 1;
+      const wh = size();
+      if (!wh) return;
+      const [w, h] = wh;
       const pw = pane.clientWidth || 600, ph = pane.clientHeight || 400;
-      // first view: readable (fit the width, top aligned); the Fit button shows the whole graph
-      st.s = whole ? Math.min(1.5, Math.min(pw / w, ph / h) * 0.95) : Math.min(1.2, Math.max((pw / w) * 0.95, 0.75));
-      st.x = (pw - w * st.s) / 2; st.y = h * st.s < ph ? (ph - h * st.s) / 2 : 4; apply();
+      if (whole) st.s = Math.min(1.5, Math.max(MIN_FIT, Math.min(pw / w, ph / h) * 0.95));
+      else st.s = Math.min(1.2, Math.max((pw / w) * 0.95, 0.75));
+      st.x = w * st.s <= pw ? (pw - w * st.s) / 2 : 4;
+      st.y = h * st.s < ph ? (ph - h * st.s) / 2 : 4;
+      apply();
+    },
+    // zoom and pan so that the elements' union box fills the pane (zoom kept in [MIN_FIT, 2])
+    fitTo(elements) {
+      const pr = pane.getBoundingClientRect();
+      let box = null;
+      for (const e of elements) {
+        const r = e.getBoundingClientRect();
+        box = box ? [Math.min(box[0], r.left), Math.min(box[1], r.top), Math.max(box[2], r.right), Math.max(box[3], r.bottom)]
+          : [r.left, r.top, r.right, r.bottom];
+      }
+      if (!box) return false;
+      // the box in drawing coordinates (before scale)
+      const x0 = (box[0] - pr.left - st.x) / st.s, y0 = (box[1] - pr.top - st.y) / st.s;
+      const bw = (box[2] - box[0]) / st.s + 40, bh = (box[3] - box[1]) / st.s + 40;
+      const pw = pane.clientWidth || 600, ph = pane.clientHeight || 400;
+      st.s = Math.min(2, Math.max(MIN_FIT, Math.min(pw / bw, ph / bh)));
+      st.x = pw / 2 - (x0 + bw / 2 - 20) * st.s;
+      st.y = ph / 2 - (y0 + bh / 2 - 20) * st.s;
+      apply();
+      return true;
     },
     visible(target) {
       const pr = pane.getBoundingClientRect(), tr = target.getBoundingClientRect();
@@ -53,53 +127,128 @@ function panZoom(pane, content) {
       st.y += pr.top + pr.height / 2 - (tr.top + tr.height / 2);
       apply();
     },
+    // the drawing point at the pane's centre, to move the view to (mx, my) in drawing coordinates
+    moveTo(mx, my) {
+      st.x = (pane.clientWidth || 600) / 2 - mx * st.s;
+      st.y = (pane.clientHeight || 400) / 2 - my * st.s;
+      apply();
+    },
+    size,
   };
 }
 
 function render({ model, el: root }) {
   root.classList.add("gb-root");
-  const send = (action, extra) => model.send(Object.assign({ action }, extra || {}));
-  const set = (k, v) => { model.set(k, v); model.save_changes(); };
+  root.tabIndex = 0;
+  // JupyterLab (Lumino) leaves keys typed inside this element to the widget (j/k/Enter are notebook shortcuts)
+  root.setAttribute("data-lm-suppress-shortcuts", "true");
+  root.setAttribute("data-p-suppress-shortcuts", "true");
 
-  // toolbar
+  // ------------------------------------------------------------------ requests and stale answers
+  let latest = model.get("seq") || 0;
+  const dirty = new Set();
+  let staleTimer = null;
+  const fresh = () => (model.get("seq") || 0) >= latest;
+  const flush = () => {
+    clearTimeout(staleTimer);
+    const todo = [...dirty];
+    dirty.clear();
+    for (const f of todo) f();
+  };
+  const request = (action, extra) => {
+    latest = Math.max(latest, model.get("seq") || 0) + 1;
+    root.dataset.pending = String(latest);
+    model.send(Object.assign({ action, seq: latest }, extra || {}));
+    // a kernel that never answers (a lost connection) must not freeze the view
+    clearTimeout(staleTimer);
+    staleTimer = setTimeout(() => { latest = Math.min(latest, model.get("seq") || 0); flush(); }, 15000);
+  };
+  const watch = (names, f) => {
+    const gated = () => { if (fresh()) f(); else dirty.add(f); };
+    for (const n of names) model.on("change:" + n, gated);
+  };
+  model.on("change:seq", () => {
+    if (!fresh()) return;
+    root.dataset.seq = String(model.get("seq"));
+    flush();
+  });
+
+  // ------------------------------------------------------------------ toolbar
   const bar = el("div", "gb-bar");
   const title = el("span", "gb-title");
-  const snapSel = el("select", "gb-snap");
-  const search = el("input", "gb-search"); search.placeholder = "search node / op type"; search.type = "search";
-  const mk = (label, action, cls) => { const b = el("button", "gb-btn " + (cls || ""), label); b.dataset.action = action; b.onclick = () => send(action); return b; };
-  const runBtn = mk("\u25B6 Run", "run", "gb-run");
-  const verifyBtn = mk("Verify", "verify", "gb-verify");
+  const diffHead = el("span", "gb-diff-head");
+  const snapSel = el("select", "gb-snap"); snapSel.title = "snapshot shown";
+  const searchBox = el("span", "gb-searchbox");
+  const search = el("input", "gb-search");
+  search.type = "text"; search.placeholder = "search: regex over name / type / attr";
+  search.title = "Enter: search (regular expression over node names, op types and attrs); Enter again: next hit, Shift+Enter: previous";
+  const findBtn = el("button", "gb-btn gb-find", "Find");
+  const prevHit = el("button", "gb-btn gb-hit-prev", "\u25B2"); prevHit.title = "previous hit";
+  const nextHit = el("button", "gb-btn gb-hit-next", "\u25BC"); nextHit.title = "next hit";
+  const hitCount = el("span", "gb-hit-count");
+  const hitList = el("div", "gb-hits");
+  searchBox.append(search, findBtn, prevHit, nextHit, hitCount, hitList);
+  const mk = (label, action, cls, tip) => {
+    const b = el("button", "gb-btn " + (cls || ""), label); b.dataset.action = action;
+    if (tip) b.title = tip;
+    b.onclick = () => request(action);
+    return b;
+  };
+  const runBtn = mk("\u25B6 Run", "run", "gb-run", "reload changed pass files and run again");
+  const verifyBtn = mk("Verify", "verify", "gb-verify", "check each rewrite numerically");
   const diffSel = el("select", "gb-diff");
   for (const [v, t] of [["", "no diff"], ["pass:side", "pass diff: side by side"], ["pass:overlay", "pass diff: overlay"],
-                        ["stage:side", "stage diff: side by side"], ["stage:overlay", "stage diff: overlay"],
-                        ["candidate:side", "rewrite diff: side by side"], ["candidate:overlay", "rewrite diff: overlay"]]) {
+    ["stage:side", "stage diff: side by side"], ["stage:overlay", "stage diff: overlay"],
+    ["candidate:side", "rewrite diff: side by side"], ["candidate:overlay", "rewrite diff: overlay"]]) {
     const o = el("option", null, t); o.value = v; diffSel.appendChild(o);
   }
-  diffSel.onchange = () => set("diff_mode", diffSel.value);
+  diffSel.onchange = () => request("set_diff", { mode: diffSel.value });
   const expDump = mk("GE dumps", "export_dumps", "gb-exp");
   const expJson = mk("Report JSON", "export_report", "gb-exp");
   const expSvg = mk("SVG", "export_svg", "gb-exp");
-  const overBtn = mk("Overview", "overview", "gb-over");
-  const fitBtn = el("button", "gb-btn", "Fit"); const zin = el("button", "gb-btn", "+"); const zout = el("button", "gb-btn", "\u2212");
+  const overBtn = mk("Overview", "overview", "gb-over", "the whole model");
+  const fitBtn = el("button", "gb-btn gb-fit", "Fit"); fitBtn.title = "the whole drawing (f)";
+  const fitSelBtn = el("button", "gb-btn gb-fit-sel", "Fit selection"); fitSelBtn.title = "the selected nodes (F)";
+  const zin = el("button", "gb-btn", "+"); const zout = el("button", "gb-btn", "\u2212");
+  const backBtn = el("button", "gb-btn gb-back", "\u2190 Back"); backBtn.title = "the previous selection (Backspace)";
+  backBtn.onclick = () => request("back");
+  const togglePasses = el("button", "gb-btn gb-toggle-passes", "\u25E7"); togglePasses.title = "show/hide the pass list";
+  const toggleDetails = el("button", "gb-btn gb-toggle-details", "\u25E8"); toggleDetails.title = "show/hide the details panel";
+  togglePasses.onclick = () => { root.classList.toggle("gb-hide-passes"); };
+  toggleDetails.onclick = () => { root.classList.toggle("gb-hide-details"); };
   const status = el("span", "gb-status");
-  bar.append(title, snapSel, search, runBtn, verifyBtn, diffSel, el("span", "gb-sep", "export:"), expDump, expJson, expSvg,
-             overBtn, fitBtn, zin, zout, status);
+  bar.append(togglePasses, title, diffHead, snapSel, searchBox, runBtn, verifyBtn, diffSel, el("span", "gb-sep", "export:"),
+    expDump, expJson, expSvg, overBtn, fitBtn, fitSelBtn, zin, zout, backBtn, toggleDetails, status);
 
-  // body
+  // ------------------------------------------------------------------ body
   const body = el("div", "gb-body");
   const passes = el("div", "gb-passes");
   const center = el("div", "gb-center");
   const panes = el("div", "gb-panes");
-  const pane = el("div", "gb-pane gb-main-pane"); const content = el("div", "gb-content"); pane.appendChild(content);
-  const side = el("div", "gb-pane gb-side-pane"); const sideHead = el("div", "gb-side-head");
-  const sideContent = el("div", "gb-content"); side.append(sideHead, sideContent);
+  const pane = el("div", "gb-pane gb-main-pane"); const content = el("div", "gb-content");
+  const paneHead = el("div", "gb-pane-head");
+  const minimap = el("div", "gb-minimap"); const miniImg = el("img"); const miniBox = el("div", "gb-minibox");
+  miniImg.alt = "minimap"; minimap.append(miniImg, miniBox);
+  pane.append(content, paneHead, minimap);
+  const side = el("div", "gb-pane gb-side-pane"); const sideHead = el("div", "gb-side-head gb-pane-head");
+  const sideContent = el("div", "gb-content"); side.append(sideContent, sideHead);
   panes.append(pane, side);
   const legend = el("div", "gb-legend");
-  for (const [c, t] of [["replaced", "replaced"], ["rejected", "meet_requirements false"], ["nearmiss", "near-miss"],
-                        ["boundary", "boundary"], ["cycle", "cycle"], ["overlap", "overlap"], ["failed", "replacement failed"]]) {
-    const s = el("span", "gb-chip gb_st_" + c, t); legend.appendChild(s);
+  for (const [st, t] of [["REPLACED", "replaced"], ["REJECTED_BY_MEET_REQUIREMENTS", "meet_requirements false"],
+    ["STRUCTURAL_MISMATCH", "near-miss"], ["BOUNDARY_VIOLATION", "boundary"], ["WOULD_CREATE_CYCLE", "cycle"],
+    ["LOST_TO_OVERLAP", "overlap"], ["REPLACEMENT_FAILED", "replacement failed"], ["LINT", "lint"]]) {
+    const c = chip(st); c.lastChild.textContent = " " + t; legend.appendChild(c);
   }
+  legend.appendChild(el("span", "gb-keys", "keys: j/k candidates \u00B7 n/N rewrites \u00B7 Backspace back \u00B7 / search \u00B7 f fit"));
+  // the candidate table: filter chips, a sortable header, a virtualized body
   const table = el("div", "gb-table");
+  const filters = el("div", "gb-filters");
+  const thead = el("div", "gb-thead gb-grid");
+  const viewport = el("div", "gb-tviewport");
+  const spacer = el("div", "gb-tspacer");
+  const rowsEl = el("div", "gb-trows");
+  viewport.append(spacer, rowsEl);
+  table.append(filters, thead, viewport);
   center.append(panes, legend, table);
   const details = el("div", "gb-details");
   body.append(passes, center, details);
@@ -107,36 +256,146 @@ function render({ model, el: root }) {
 
   const pz = panZoom(pane, content);
   const spz = panZoom(side, sideContent);
-  fitBtn.onclick = () => { pz.fit(true); spz.fit(true); };
-  zin.onclick = () => pz.zoom(1.25); zout.onclick = () => pz.zoom(0.8);
+  let linking = false;
+  const linked = () => model.get("side_kind") === "diff";
+  pz.onChange((st) => { if (linked() && !linking) { linking = true; spz.set(st); linking = false; } });
+  spz.onChange((st) => { if (linked() && !linking) { linking = true; pz.set(st); updateMinimap(); linking = false; } });
+  let lastFit = "first"; // how the drawing was last fitted (re-fitted the same way when the pane resizes)
+  fitBtn.onclick = () => { lastFit = "whole"; pz.fit(true); if (!linked()) spz.fit(true); };
+  const fitSelection = () => {
+    const sel = content.querySelectorAll("g.node.gb_sel, g.node.gb_clicked, g.node.gb_found");
+    const els = sel.length ? sel : content.querySelectorAll("g.node[data-gbhl]");
+    if (pz.fitTo(els)) lastFit = "";
+  };
+  fitSelBtn.onclick = fitSelection;
+  zin.onclick = () => { lastFit = ""; pz.zoom(1.25); };
+  zout.onclick = () => { lastFit = ""; pz.zoom(0.8); };
 
+  // ------------------------------------------------------------------ minimap
+  let miniUrl = null;
+  const updateMinimap = () => {
+    const wh = pz.size();
+    if (!wh || !miniUrl) { minimap.style.display = "none"; return; }
+    minimap.style.display = "";
+    const [w, h] = wh;
+    const mw = minimap.clientWidth || 160, mh = minimap.clientHeight || 120;
+    const k = Math.min(mw / w, mh / h);
+    const pw = pane.clientWidth, ph = pane.clientHeight;
+    const st = pz.st;
+    // only when the drawing does not fit in the pane
+    if (w * st.s <= pw + 1 && h * st.s <= ph + 1 && st.x >= -1 && st.y >= -1) { minimap.style.display = "none"; return; }
+    const vx = -st.x / st.s, vy = -st.y / st.s, vw = pw / st.s, vh = ph / st.s;
+    Object.assign(miniBox.style, { left: `${vx * k}px`, top: `${vy * k}px`, width: `${vw * k}px`, height: `${vh * k}px` });
+    miniImg.style.width = `${w * k}px`; miniImg.style.height = `${h * k}px`;
+    minimap.dataset.scale = String(k);
+  };
+  pz.onChange(updateMinimap);
+  const miniMove = (ev) => {
+    const k = parseFloat(minimap.dataset.scale || "0");
+    if (!k) return;
+    const r = minimap.getBoundingClientRect();
+    lastFit = "";
+    pz.moveTo((ev.clientX - r.left) / k, (ev.clientY - r.top) / k);
+  };
+  let miniDrag = false;
+  minimap.addEventListener("mousedown", (ev) => { ev.stopPropagation(); miniDrag = true; miniMove(ev); });
+  window.addEventListener("mousemove", (ev) => { if (miniDrag) miniMove(ev); });
+  window.addEventListener("mouseup", () => { miniDrag = false; });
+  minimap.addEventListener("wheel", (ev) => ev.stopPropagation());
+
+  // ------------------------------------------------------------------ drawing and highlighting
+  const addGlyphs = (svg) => {
+    // status shown by a shape too (colour-blind users): one glyph at the top-left of each coloured box
+    for (const g of svg.querySelectorAll("text.gb-glyph")) g.remove();
+    for (const g of svg.querySelectorAll("g.node[data-gbhl]")) {
+      const m = /gb_st_(\w+)/.exec(g.dataset.gbhl);
+      const st = m && CSS_STATUS[m[1]];
+      if (!st) continue;
+      const shape = g.querySelector("polygon, path");
+      if (!shape || !shape.getBBox) continue;
+      const b = shape.getBBox();
+      const t = document.createElementNS("http://www.w3.org/2000/svg", "text");
+      t.setAttribute("class", "gb-glyph");
+      t.setAttribute("x", String(b.x + 2)); t.setAttribute("y", String(b.y + 9));
+      t.textContent = STATUS_ICON[st];
+      g.appendChild(t);
+    }
+  };
   const applyHighlight = () => {
     const hl = model.get("highlight") || {};
     for (const g of content.querySelectorAll("[data-gbhl]")) {
       for (const c of g.dataset.gbhl.split(" ")) if (c) g.classList.remove(c);
       delete g.dataset.gbhl;
     }
+    for (const g of content.querySelectorAll(".gb_clicked")) g.classList.remove("gb_clicked");
     const svg = content.querySelector("svg");
     if (!svg) return;
     for (const [id, cls] of Object.entries(hl)) {
-      const g = svg.getElementById ? svg.getElementById(id) : content.querySelector("#" + CSS.escape(id));
+      const g = svg.getElementById(id);
       if (!g) continue;
       for (const c of cls.split(" ")) if (c) g.classList.add(c);
       g.dataset.gbhl = cls;
     }
     const sel = model.get("selected_node");
     if (sel >= 0) { const g = svg.getElementById("n" + sel); if (g) g.classList.add("gb_clicked"); }
+    addGlyphs(svg);
     // bring the selection (or the first highlighted node) into view when it is off screen
-    const focus = content.querySelector("g.node.gb_sel") || content.querySelector("g.node[data-gbhl]");
-    if (focus && !pz.visible(focus)) pz.center(focus);
+    const focus = content.querySelector("g.node.gb_sel") || content.querySelector("g.node.gb_clicked")
+      || content.querySelector("g.node[data-gbhl]");
+    if (focus && !pz.visible(focus)) { lastFit = ""; pz.center(focus); }
   };
   const applySideHighlight = () => {
     const hl = model.get("side_highlight") || {};
     const svg = sideContent.querySelector("svg");
     if (!svg) return;
+    for (const g of sideContent.querySelectorAll("[data-gbhl]")) {
+      for (const c of g.dataset.gbhl.split(" ")) if (c) g.classList.remove(c);
+      delete g.dataset.gbhl;
+    }
     for (const [id, cls] of Object.entries(hl)) {
       const g = svg.getElementById(id);
-      if (g) for (const c of cls.split(" ")) if (c) g.classList.add(c);
+      if (!g) continue;
+      for (const c of cls.split(" ")) if (c) g.classList.add(c);
+      g.dataset.gbhl = cls;
+    }
+  };
+  // expansion markers on nodes whose edges leave a focused view: click one to draw its neighbours too
+  const addExpanders = (svg) => {
+    for (const g of svg.querySelectorAll("g.node.gb_cut")) {
+      const shape = g.querySelector("polygon, path");
+      if (!shape || !shape.getBBox || !g.id || g.id[0] !== "n") continue;
+      const b = shape.getBBox();
+      const ns = "http://www.w3.org/2000/svg";
+      const m = document.createElementNS(ns, "g");
+      m.setAttribute("class", "gb-expand");
+      m.dataset.node = g.id.slice(1);
+      const c = document.createElementNS(ns, "circle");
+      c.setAttribute("cx", String(b.x + b.width)); c.setAttribute("cy", String(b.y)); c.setAttribute("r", "6");
+      const t = document.createElementNS(ns, "text");
+      t.setAttribute("x", String(b.x + b.width)); t.setAttribute("y", String(b.y + 3.5)); t.textContent = "+";
+      const tip = document.createElementNS(ns, "title");
+      tip.textContent = "hidden edges: click to draw this node's neighbours";
+      m.append(c, t, tip);
+      svg.querySelector("g#gb_graph, g").appendChild(m);
+    }
+  };
+  // full names on hover for labels the drawing ellipsized
+  const askNames = (svg, which) => {
+    const ids = [];
+    for (const g of svg.querySelectorAll("g.node")) {
+      if (g.id && g.textContent.includes("\u2026")) ids.push(g.id);
+    }
+    if (ids.length) model.send({ action: "names", pane: which, ids: ids.slice(0, 5000) });
+  };
+  const setNames = (which, names) => {
+    const svg = (which === "side" ? sideContent : content).querySelector("svg");
+    if (!svg) return;
+    for (const [id, name] of Object.entries(names)) {
+      const g = svg.getElementById(id);
+      if (!g || g.querySelector(":scope > title")) continue;
+      const t = document.createElementNS("http://www.w3.org/2000/svg", "title");
+      t.textContent = name;
+      g.insertBefore(t, g.firstChild);
     }
   };
 
@@ -144,32 +403,55 @@ function render({ model, el: root }) {
   const loadSvg = async () => {
     const my = ++svgSerial;
     const text = await inflate(model.get("svg_gz"));
-    if (my !== svgSerial) return;
+    if (my !== svgSerial) return; // a newer drawing arrived while this one was inflating
     content.innerHTML = text;
     root.dataset.svgSerial = String(my);
+    if (miniUrl) URL.revokeObjectURL(miniUrl);
+    miniUrl = text ? URL.createObjectURL(new Blob([text], { type: "image/svg+xml" })) : null;
+    if (miniUrl) miniImg.src = miniUrl;
+    const svg = content.querySelector("svg");
+    if (svg) { addExpanders(svg); askNames(svg, "main"); }
     applyHighlight();
-    pz.fit();
+    lastFit = "first";
+    pz.fit(false);
+    if (linked()) spz.set(pz.st);
+    updateMinimap();
   };
+  let sideSerial = 0;
   const loadSide = async () => {
+    const my = ++sideSerial;
     const text = await inflate(model.get("side_svg_gz"));
+    if (my !== sideSerial) return; // only the latest side drawing is shown, never two
     sideContent.innerHTML = text;
+    side.dataset.serial = String(my);
     sideHead.textContent = model.get("side_title") || "";
     side.style.display = text ? "" : "none";
+    const svg = sideContent.querySelector("svg");
+    if (svg) askNames(svg, "side");
     applySideHighlight();
-    spz.fit();
+    if (linked()) spz.set(pz.st); else spz.fit(false);
+  };
+  const renderPaneHead = () => {
+    const t = model.get("pane_title") || "";
+    paneHead.textContent = t;
+    paneHead.style.display = t ? "" : "none";
+    sideHead.textContent = model.get("side_title") || "";
+    side.classList.toggle("gb-linked", linked());
   };
 
   content.addEventListener("click", (ev) => {
     if (pz.st.moved) return;
+    const x = ev.target.closest ? ev.target.closest("g.gb-expand") : null;
+    if (x) { request("expand", { node: parseInt(x.dataset.node, 10) }); return; }
     const g = ev.target.closest ? ev.target.closest("g.node") : null;
-    if (g && g.id && g.id[0] === "g") { send("open_group", { group: parseInt(g.id.slice(1), 10) }); return; }
+    if (g && g.id && g.id[0] === "g") { request("open_group", { group: parseInt(g.id.slice(1), 10) }); return; }
     if (!g || !g.id || g.id[0] !== "n") return;
     for (const o of content.querySelectorAll(".gb_clicked")) o.classList.remove("gb_clicked");
     g.classList.add("gb_clicked");
-    const id = parseInt(g.id.slice(1), 10);
-    if (id === model.get("selected_node")) send("select_node", { node: id }); else set("selected_node", id);
+    request("select_node", { node: parseInt(g.id.slice(1), 10) });
   });
 
+  // ------------------------------------------------------------------ passes
   const renderPasses = () => {
     passes.innerHTML = "";
     const sel = model.get("selected_pass");
@@ -178,16 +460,21 @@ function render({ model, el: root }) {
       for (const p of group.passes) {
         const item = el("div", "gb-pass" + (p.name === sel ? " gb-pass-sel" : ""));
         item.dataset.pass = p.name;
-        item.appendChild(el("div", "gb-pass-name", p.name));
+        const name = el("div", "gb-pass-name", p.name); name.title = p.name;
+        item.appendChild(name);
         const counts = el("div", "gb-pass-counts");
         counts.appendChild(el("span", "gb-count", `${p.candidates} cand.`));
         counts.appendChild(el("span", "gb-count gb_st_replaced", `${p.replaced} repl.`));
         for (const [k, v] of Object.entries(p.rejected || {})) {
-          const c = el("span", "gb-count", `${v} ${k.toLowerCase().replaceAll("_", " ")}`); c.title = k; counts.appendChild(c);
+          const c = el("span", "gb-count", `${v} ${statusLabel(k)}`); c.title = k; counts.appendChild(c);
         }
         if (p.lints) counts.appendChild(el("span", "gb-count gb_st_lint", `${p.lints} lint`));
         item.appendChild(counts);
-        item.onclick = () => (p.name === model.get("selected_pass") ? send("select_pass", { name: p.name }) : set("selected_pass", p.name));
+        item.onclick = () => {
+          for (const o of passes.querySelectorAll(".gb-pass-sel")) o.classList.remove("gb-pass-sel");
+          item.classList.add("gb-pass-sel");
+          request("select_pass", { name: p.name });
+        };
         passes.appendChild(item);
       }
     }
@@ -204,55 +491,157 @@ function render({ model, el: root }) {
     }
   };
 
-  const renderTable = () => {
-    table.innerHTML = "";
-    const rows = model.get("candidates") || [];
-    if (!rows.length) { table.appendChild(el("div", "gb-empty", model.get("selected_pass") ? "no candidates" : "select a pass")); return; }
-    const t = el("table", "gb-cands");
-    const head = el("tr");
-    for (const h of ["#", "status", "pattern", "targets", "reason", "captures", "meet_requirements", "verify", "source"]) head.appendChild(el("th", null, h));
-    t.appendChild(head);
-    const selC = model.get("selected_candidate");
-    for (const r of rows) {
-      const tr = el("tr", "gb-cand" + (r.i === selC ? " gb-cand-sel" : ""));
-      tr.dataset.index = r.i;
-      tr.appendChild(el("td", null, String(r.i)));
-      const st = el("td"); st.appendChild(el("span", "gb-chip " + r.css, r.status.toLowerCase().replaceAll("_", " "))); tr.appendChild(st);
-      tr.appendChild(el("td", null, r.pattern));
-      tr.appendChild(el("td", null, r.targets.join(", ") + (r.ntargets > r.targets.length ? " \u2026" : "")));
-      tr.appendChild(el("td", "gb-reason", r.reason));
-      tr.appendChild(el("td", null, (r.captures || []).join(", ")));
-      tr.appendChild(el("td", r.exception ? "gb-exc" : null, r.exception || r.meet));
-      const v = el("td");
-      if (r.verify) {
-        const ok = r.verify.ok;
-        v.appendChild(el("span", "gb-badge " + (ok ? "gb-ok" : "gb-bad"), `max|err| ${r.verify.abs.toExponential(1)}`));
-      }
-      tr.appendChild(v);
-      const src = el("td", "gb-src");
-      for (const s of [r.pattern_src, r.hook_src]) {
-        if (!s) continue;
-        const line = el("a", "gb-srcline", s); line.href = "#"; line.title = "show the source";
-        line.onclick = (ev) => { ev.preventDefault(); ev.stopPropagation(); send("show_source", { src: s }); };
-        src.appendChild(line);
-      }
-      tr.appendChild(src);
-      tr.onclick = () => (r.i === model.get("selected_candidate") ? send("select_candidate", { index: r.i }) : set("selected_candidate", r.i));
-      t.appendChild(tr);
-    }
-    table.appendChild(t);
+  // ------------------------------------------------------------------ candidate table (virtualized)
+  let tbl = { version: -1, total: 0 };
+  let pages = new Map(); // page number -> columns, for tbl.version only
+  const asked = new Set();
+  const rowAt = (pos) => {
+    const p = pages.get(Math.floor(pos / PAGE));
+    if (!p) return null;
+    const k = pos - p.offset;
+    if (k < 0 || k >= p.i.length) return null;
+    const r = {};
+    for (const key of Object.keys(p)) if (Array.isArray(p[key])) r[key] = p[key][k];
+    return r;
   };
+  const cell = (cls, text) => { const c = el("div", "gb-td " + (cls || ""), text); if (text) c.title = text; return c; };
+  const rowEl = (pos, r) => {
+    const tr = el("div", "gb-cand gb-grid");
+    tr.style.top = `${pos * ROW_H}px`;
+    tr.dataset.pos = String(pos);
+    if (!r) { tr.classList.add("gb-cand-loading"); tr.appendChild(cell("", "\u2026")); return tr; }
+    tr.dataset.index = String(r.i);
+    if (r.i === model.get("selected_candidate")) tr.classList.add("gb-cand-sel");
+    tr.appendChild(cell("", String(r.i)));
+    const st = el("div", "gb-td"); st.appendChild(chip(r.status)); tr.appendChild(st);
+    tr.appendChild(cell("", r.pattern));
+    tr.appendChild(cell("", r.targets.join(", ") + (r.ntargets > r.targets.length ? " \u2026" : "")));
+    tr.appendChild(cell("gb-reason", r.reason));
+    tr.appendChild(cell("", (r.captures || []).join(", ")));
+    tr.appendChild(cell(r.exception ? "gb-exc" : "", r.exception || r.meet));
+    const v = el("div", "gb-td");
+    if (r.verify) {
+      const ok = r.verify.ok;
+      v.appendChild(el("span", "gb-badge " + (ok ? "gb-ok" : "gb-bad"), `${ok ? "\u2714" : "\u2716"} max|err| ${r.verify.abs.toExponential(1)}`));
+    }
+    tr.appendChild(v);
+    const src = el("div", "gb-td gb-src");
+    for (const s of [r.pattern_src, r.hook_src]) {
+      if (!s) continue;
+      const line = el("a", "gb-srcline", s.split("/").pop()); line.href = "#"; line.title = s;
+      line.onclick = (ev) => { ev.preventDefault(); ev.stopPropagation(); request("show_source", { src: s }); };
+      src.appendChild(line);
+    }
+    tr.appendChild(src);
+    tr.onclick = () => {
+      for (const o of rowsEl.querySelectorAll(".gb-cand-sel")) o.classList.remove("gb-cand-sel");
+      tr.classList.add("gb-cand-sel");
+      request("select_candidate", { index: r.i });
+    };
+    return tr;
+  };
+  const drawRows = () => {
+    const h = viewport.clientHeight || 200;
+    const first = Math.max(0, Math.floor(viewport.scrollTop / ROW_H) - 5);
+    const last = Math.min(tbl.total, Math.ceil((viewport.scrollTop + h) / ROW_H) + 5);
+    const frag = document.createDocumentFragment();
+    for (let pos = first; pos < last; pos++) {
+      const r = rowAt(pos);
+      if (!r) {
+        const pg = Math.floor(pos / PAGE);
+        if (!asked.has(pg)) { asked.add(pg); model.send({ action: "rows", version: tbl.version, offset: pg * PAGE, limit: PAGE }); }
+      }
+      frag.appendChild(rowEl(pos, r));
+    }
+    rowsEl.replaceChildren(frag);
+  };
+  let scrollQueued = false;
+  viewport.addEventListener("scroll", () => {
+    if (scrollQueued) return;
+    scrollQueued = true;
+    requestAnimationFrame(() => { scrollQueued = false; drawRows(); });
+  });
+  const sendQuery = (q) => request("table", q);
+  const renderFilters = () => {
+    filters.innerHTML = "";
+    const q = tbl.query || { statuses: [], sort: "i", desc: false };
+    const counts = tbl.counts || {};
+    const allBtn = el("button", "gb-filter" + (q.statuses.length ? "" : " gb-on"), `all ${tbl.all || 0}`);
+    allBtn.onclick = () => sendQuery({ statuses: [], sort: q.sort, desc: q.desc });
+    filters.appendChild(allBtn);
+    for (const [st, n] of Object.entries(counts)) {
+      const on = q.statuses.includes(st);
+      const b = el("button", "gb-filter" + (on ? " gb-on" : ""));
+      b.dataset.status = st;
+      b.append(chip(st), document.createTextNode(` ${n}`));
+      b.title = (on ? "stop showing only " : "show only ") + statusLabel(st) + " (several can be on)";
+      b.onclick = () => {
+        const s = new Set(q.statuses);
+        if (on) s.delete(st); else s.add(st);
+        sendQuery({ statuses: [...s], sort: q.sort, desc: q.desc });
+      };
+      filters.appendChild(b);
+    }
+    filters.appendChild(el("span", "gb-table-count", tbl.pass ? `${tbl.total} shown` : ""));
+  };
+  const renderHead = () => {
+    thead.innerHTML = "";
+    const q = tbl.query || { sort: "i", desc: false };
+    for (const [, label, key] of COLUMNS) {
+      const th = el("div", "gb-th" + (key ? " gb-sortable" : ""), label);
+      if (key) {
+        th.dataset.sort = key;
+        if (q.sort === key) th.textContent += q.desc ? " \u25BC" : " \u25B2";
+        th.title = "sort by " + label;
+        th.onclick = () => sendQuery({ statuses: q.statuses || [], sort: key, desc: q.sort === key ? !q.desc : false });
+      }
+      thead.appendChild(th);
+    }
+  };
+  const renderTable = () => {
+    const t = model.get("table") || {};
+    if (t.version !== tbl.version) {
+      tbl = Object.assign({ total: 0 }, t);
+      pages = new Map();
+      asked.clear();
+      if (t.page && t.page.i) pages.set(0, t.page);
+      viewport.scrollTop = t.selected_pos > 0 ? Math.max(0, t.selected_pos * ROW_H - 2 * ROW_H) : 0;
+    }
+    root.dataset.tableVersion = String(tbl.version);
+    table.classList.toggle("gb-table-empty", !tbl.pass || !tbl.total);
+    table.dataset.empty = !tbl.pass ? "select a pass" : (!tbl.all ? "no candidates" : (!tbl.total ? "no candidate passes the filter" : ""));
+    spacer.style.height = `${tbl.total * ROW_H}px`;
+    renderFilters(); renderHead(); drawRows();
+  };
+  const scrollToPos = (pos) => {
+    if (pos < 0) return;
+    const top = pos * ROW_H, h = viewport.clientHeight || 200;
+    if (top < viewport.scrollTop || top + ROW_H > viewport.scrollTop + h) viewport.scrollTop = Math.max(0, top - h / 2);
+  };
+  model.on("msg:custom", (msg) => {
+    if (!msg || !msg.reply) return;
+    if (msg.reply === "rows") {
+      if (msg.version !== tbl.version) return; // a page of an older table
+      pages.set(Math.floor(msg.offset / PAGE), msg);
+      drawRows();
+    } else if (msg.reply === "selected_pos") {
+      if (msg.version === tbl.version && fresh()) { scrollToPos(msg.pos); drawRows(); }
+    } else if (msg.reply === "names") {
+      setNames(msg.pane, msg.names || {});
+    }
+  });
 
+  // ------------------------------------------------------------------ details, search, header
   const renderDetails = () => {
     details.innerHTML = model.get("details_html") || "<i>click a node or a candidate</i>";
     for (const b of details.querySelectorAll("button[data-action]")) {
-      b.onclick = () => send(b.dataset.action, { node: parseInt(b.dataset.node || "-1", 10) });
+      b.onclick = () => request(b.dataset.action, { node: parseInt(b.dataset.node || "-1", 10) });
     }
     for (const a of details.querySelectorAll("[data-src]")) {
-      a.onclick = (ev) => { ev.preventDefault(); send("show_source", { src: a.dataset.src }); };
+      a.onclick = (ev) => { ev.preventDefault(); request("show_source", { src: a.dataset.src }); };
     }
     for (const a of details.querySelectorAll("[data-goto]")) {
-      a.onclick = () => { const g = content.querySelector("#" + CSS.escape(a.dataset.goto)); if (g) pz.center(g); };
+      a.onclick = (ev) => { ev.preventDefault(); const g = content.querySelector("#" + CSS.escape(a.dataset.goto)); if (g) pz.center(g); };
     }
   };
 
@@ -261,8 +650,44 @@ function render({ model, el: root }) {
     for (const s of model.get("snapshots") || []) { const o = el("option", null, s); o.value = s; snapSel.appendChild(o); }
     snapSel.value = model.get("snapshot");
   };
-  snapSel.onchange = () => set("snapshot", snapSel.value);
-  search.onchange = () => set("search", search.value);
+  snapSel.onchange = () => request("select_snapshot", { label: snapSel.value });
+
+  let lastQuery = null;
+  const runSearch = (back) => {
+    const q = search.value;
+    const hits = model.get("search_hits") || {};
+    if (q && q === lastQuery && hits.query === q && (hits.hits || []).length) request("search_step", { delta: back ? -1 : 1 });
+    else { lastQuery = q; request("find", { query: q }); }
+  };
+  search.addEventListener("keydown", (ev) => {
+    if (ev.key === "Enter") { ev.preventDefault(); ev.stopPropagation(); runSearch(ev.shiftKey); }
+    else if (ev.key === "Escape") { hitList.classList.remove("gb-open"); search.blur(); root.focus(); }
+    ev.stopPropagation(); // typing here is not a shortcut of the widget or of the notebook
+  });
+  findBtn.onclick = () => { lastQuery = search.value; request("find", { query: search.value }); };
+  prevHit.onclick = () => request("search_step", { delta: -1 });
+  nextHit.onclick = () => request("search_step", { delta: 1 });
+  const renderHits = () => {
+    const h = model.get("search_hits") || {};
+    const list = h.hits || [];
+    hitList.innerHTML = "";
+    hitCount.textContent = h.query ? (list.length ? `${(h.pos ?? -1) + 1}/${h.total}` : "no match") : "";
+    prevHit.disabled = nextHit.disabled = !list.length;
+    list.forEach((hit, k) => {
+      const item = el("div", "gb-hit" + (k === h.pos ? " gb-hit-cur" : ""));
+      item.dataset.node = String(hit.id);
+      const name = el("span", "gb-hit-name", hit.name); name.title = hit.name;
+      item.append(name, el("span", "gb-hit-type", hit.type), el("span", "gb-hit-where", hit.where));
+      item.onclick = () => request("search_step", { delta: k, absolute: true });
+      hitList.appendChild(item);
+    });
+    if (h.total > list.length) hitList.appendChild(el("div", "gb-hit-more", `\u2026 ${h.total - list.length} more`));
+    hitList.classList.toggle("gb-open", list.length > 0 && document.activeElement === search);
+    const cur = hitList.querySelector(".gb-hit-cur");
+    if (cur && cur.scrollIntoView) cur.scrollIntoView({ block: "nearest" });
+  };
+  search.addEventListener("focus", () => { if ((model.get("search_hits") || {}).hits?.length) hitList.classList.add("gb-open"); });
+  search.addEventListener("blur", () => setTimeout(() => hitList.classList.remove("gb-open"), 200));
 
   const renderStatus = () => {
     status.textContent = model.get("status_text") || "";
@@ -271,30 +696,65 @@ function render({ model, el: root }) {
     const size = info.overview ? `${info.drawn} groups of ${info.total} nodes (overview; click a group)`
       : `${info.drawn}/${info.total} nodes${info.focused ? " (focused)" : ""}`;
     title.textContent = model.get("title") + (info.drawn !== undefined ? ` \u2014 ${size}` : "");
+    title.title = title.textContent;
+  };
+  // the header's diff part and the dropdown always say the same thing: both come from the kernel's state
+  const renderDiff = () => {
+    const d = model.get("diff_info") || {};
+    diffSel.value = model.get("diff_mode") || "";
+    diffHead.textContent = d.text || (d.error ? `no diff: ${d.error}` : "");
+    diffHead.title = diffHead.textContent;
+    diffHead.style.display = diffHead.textContent ? "" : "none";
+    root.dataset.diff = model.get("diff_mode") || "";
   };
 
-  model.on("change:svg_gz", loadSvg);
-  model.on("change:side_svg_gz", loadSide);
-  model.on("change:side_highlight", applySideHighlight);
-  model.on("change:highlight", applyHighlight);
-  model.on("change:selected_node", applyHighlight);
-  model.on("change:stages", renderPasses);
-  model.on("change:reload_report", renderPasses);
-  model.on("change:selected_pass", renderPasses);
-  model.on("change:candidates", renderTable);
-  model.on("change:selected_candidate", renderTable);
-  model.on("change:details_html", renderDetails);
-  model.on("change:snapshots", renderSnaps);
-  model.on("change:snapshot", renderSnaps);
-  model.on("change:status_text", renderStatus);
-  model.on("change:busy", renderStatus);
-  model.on("change:view_info", renderStatus);
-  model.on("change:diff_mode", () => { diffSel.value = model.get("diff_mode"); });
+  // ------------------------------------------------------------------ keyboard
+  root.addEventListener("keydown", (ev) => {
+    const tag = ev.target && ev.target.tagName;
+    if (tag === "INPUT" || tag === "SELECT" || tag === "TEXTAREA" || ev.ctrlKey || ev.metaKey || ev.altKey) return;
+    let done = true;
+    if (ev.key === "j" || ev.key === "ArrowDown") request("step_candidate", { delta: 1 });
+    else if (ev.key === "k" || ev.key === "ArrowUp") request("step_candidate", { delta: -1 });
+    else if (ev.key === "n") request("next_rewrite", { delta: 1 });
+    else if (ev.key === "N" || ev.key === "p") request("next_rewrite", { delta: -1 });
+    else if (ev.key === "Backspace" || ev.key === "b") request("back");
+    else if (ev.key === "/") search.focus();
+    else if (ev.key === "f") fitBtn.onclick();
+    else if (ev.key === "F") fitSelection();
+    else if (ev.key === "Escape") hitList.classList.remove("gb-open");
+    else done = false;
+    if (done) { ev.preventDefault(); ev.stopPropagation(); }
+  });
+  pane.addEventListener("mousedown", () => root.focus({ preventScroll: true }));
+  table.addEventListener("mousedown", (ev) => { if (!(ev.target.closest && ev.target.closest("a"))) root.focus({ preventScroll: true }); });
 
-  renderPasses(); renderTable(); renderDetails(); renderSnaps(); renderStatus();
-  diffSel.value = model.get("diff_mode");
+  // ------------------------------------------------------------------ size: the graph takes the free space
+  const ro = new ResizeObserver(() => {
+    if (lastFit === "whole") pz.fit(true); else if (lastFit === "first") pz.fit(false);
+    updateMinimap();
+    drawRows();
+  });
+  ro.observe(pane);
+  ro.observe(viewport);
+
+  watch(["svg_gz"], loadSvg);
+  watch(["side_svg_gz"], loadSide);
+  watch(["side_highlight"], applySideHighlight);
+  watch(["highlight", "selected_node"], applyHighlight);
+  watch(["stages", "reload_report", "selected_pass"], renderPasses);
+  watch(["table"], renderTable);
+  watch(["selected_candidate"], drawRows);
+  watch(["details_html"], renderDetails);
+  watch(["snapshots", "snapshot"], renderSnaps);
+  watch(["status_text", "busy", "view_info", "title"], renderStatus);
+  watch(["diff_mode", "diff_info"], renderDiff);
+  watch(["pane_title", "side_title", "side_kind"], renderPaneHead);
+  watch(["search_hits"], renderHits);
+
+  renderPasses(); renderTable(); renderDetails(); renderSnaps(); renderStatus(); renderDiff(); renderPaneHead(); renderHits();
   side.style.display = "none";
   loadSvg(); loadSide();
+  return () => { ro.disconnect(); if (miniUrl) URL.revokeObjectURL(miniUrl); };
 }
 
 export default { render };
