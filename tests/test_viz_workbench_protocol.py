@@ -1,0 +1,226 @@
+"""The workbench's request protocol, candidate table, search and navigation, through the kernel side.
+
+The browser side of the same behaviour is tested in ``tests/test_browser_workbench.py``.
+"""
+
+from __future__ import annotations
+
+import random
+from typing import Any
+
+import pytest
+
+from gebench import ir
+from gebench.viz import Workbench
+from gebench.viz._source import STATUS_CLASS, STATUS_PRECEDENCE, candidate_rows
+from gebench.viz._synthetic import transformer_like
+from gebench.viz._table import CandidateTable, TableQuery
+from test_viz_workbench import StandInRun, _run
+
+
+class Sent(list):
+    """Records the custom messages the widget sends to the front end."""
+
+
+@pytest.fixture
+def wb() -> Workbench:
+    w = Workbench(_run())
+    w.sent = Sent()  # type: ignore[attr-defined]
+    w.send = lambda content, buffers=None: w.sent.append(content)  # type: ignore[method-assign]
+    return w
+
+
+def _msg(wb: Workbench, **content: Any) -> None:
+    wb._on_message(wb, content, [])
+
+
+# ------------------------------------------------------------------------------------------ sequence numbers
+def test_every_answer_carries_the_request_seq_even_when_the_handler_fails(wb):
+    _msg(wb, action="select_pass", name="AddZero", seq=3)
+    assert wb.seq == 3 and wb.selected_pass == "AddZero"
+    _msg(wb, action="select_candidate", index=99, seq=4)  # no such candidate: the status says so
+    assert wb.seq == 4 and "IndexError" in wb.status_text
+    _msg(wb, action="select_pass", name="FuseMatMulAdd", seq=2)  # an older request never lowers seq
+    assert wb.seq == 4
+
+
+# ------------------------------------------------------------------------------------------ stale state
+def test_another_pass_clears_the_previous_candidates_details_and_pattern(wb):
+    wb.select_candidate(1)
+    assert "candidate #1" in wb.details_html
+    wb.select_pass("FuseMatMulAdd")
+    assert wb.selected_candidate == -1 and "candidate #" not in wb.details_html
+    assert wb.side_kind != "pattern" and wb.side_svg_gz == b""
+
+
+def test_a_new_run_clears_selection_and_details(wb):
+    wb.select_candidate(1)
+    wb.selected_node = 5
+    wb._set_run(_run())  # what Run/reload does with the new run
+    assert wb.selected_candidate == -1 and wb.selected_node == -1
+    assert wb.details_html == "" and wb.selected_pass == "AddZero"
+    assert wb.table["pass"] == "AddZero" and wb.table["selected_pos"] == -1
+
+
+def test_no_diff_after_an_overlay_redraws_the_plain_snapshot(wb):
+    plain = wb.view_info["drawn"]
+    wb.select_pass("FuseMatMulAdd")
+    wb.show_diff("pass", "overlay")
+    assert wb.view_info["drawn"] > plain and wb.diff_info["layout"] == "overlay"
+    wb.diff_mode = ""
+    assert wb.view_info == {**wb.view_info, "snapshot": "PreRunBegin", "drawn": plain}
+    assert not any("gb_diff" in v for v in wb.highlight.values())
+    assert wb.diff_info == {} and wb.pane_title == "" and "diff" not in wb.status_text
+
+
+def test_the_header_never_keeps_a_diff_the_dropdown_does_not_show(wb):
+    wb.select_pass("FuseMatMulAdd")
+    wb.diff_mode = "pass:side"
+    assert "removed" in wb.diff_info["text"] and wb.status_text == wb.diff_info["text"]
+    assert wb.pane_title == "before: PreRunBegin" and wb.side_title.startswith("after:") and wb.side_kind == "diff"
+    wb.diff_mode = ""
+    assert wb.diff_info == {} and wb.status_text == "" and wb.side_svg_gz == b"" and wb.side_kind == ""
+
+
+def test_a_rewrite_diff_without_a_candidate_says_so_and_draws_no_diff(wb):
+    wb.select_pass("FuseMatMulAdd")
+    wb.diff_mode = "pass:overlay"
+    wb.diff_mode = "candidate:overlay"
+    assert wb.diff_info == {"mode": "candidate:overlay", "error": "select a candidate first (a rewrite diff needs one)"}
+    assert not any("gb_diff" in v for v in wb.highlight.values()) and wb.view_info["snapshot"] == "PreRunBegin"
+
+
+def test_stage_diff_follows_the_selected_pass():
+    g = ir.parse_text("graph g\n  #0 x = Data() {index=0} -> (DT_FLOAT[2])\n  #1 r = Relu(x:0) -> (DT_FLOAT[2])\n"
+                      "  #2 out = NetOutput(r:0)\n")
+    snaps = {"PreRunBegin": g, "RunCustomPassBeforeInfershape": g.copy(), "RunCustomPass_AfterInferShape": g.copy()}
+    rows = [{"pass_name": "Early", "stage": "BeforeInferShape", "status": "STRUCTURAL_MISMATCH",
+             "target_node_ids": [1], "target_node_names": ["r"]},
+            {"pass_name": "Late", "stage": "AfterInferShape", "status": "STRUCTURAL_MISMATCH",
+             "target_node_ids": [1], "target_node_names": ["r"]}]
+    wb = Workbench(StandInRun(snaps, g, rows))
+    wb.select_pass("Late")
+    wb.diff_mode = "stage:side"
+    assert (wb.diff_info["before"], wb.diff_info["after"]) == ("RunCustomPassBeforeInfershape",
+                                                               "RunCustomPass_AfterInferShape")
+    wb.select_pass("Early")
+    assert (wb.diff_info["before"], wb.diff_info["after"]) == ("PreRunBegin", "RunCustomPassBeforeInfershape")
+
+
+def test_a_side_by_side_diff_keeps_its_after_pane_when_a_candidate_is_picked(wb):
+    wb.select_pass("FuseMatMulAdd")
+    wb.diff_mode = "pass:side"
+    after = wb.side_svg_gz
+    wb.select_candidate(0)
+    assert wb.side_kind == "diff" and wb.side_svg_gz == after and "candidate #0" in wb.details_html
+
+
+# ------------------------------------------------------------------------------------------ the table
+def test_table_is_sent_as_a_first_page_of_columns_then_pages_on_request(wb):
+    wb.select_pass("AddZero")
+    t = wb.table
+    assert (t["pass"], t["total"], t["all"]) == ("AddZero", 3, 3)
+    assert t["counts"] == {"REJECTED_BY_MEET_REQUIREMENTS": 1, "STRUCTURAL_MISMATCH": 1, "REPLACEMENT_FAILED": 1}
+    assert t["page"]["i"] == [1, 2, 3] and t["page"]["status"][2] == "REPLACEMENT_FAILED"
+    _msg(wb, action="rows", version=t["version"], offset=1, limit=5)
+    assert wb.sent[-1]["reply"] == "rows" and wb.sent[-1]["i"] == [2, 3] and wb.sent[-1]["offset"] == 1
+    n = len(wb.sent)
+    _msg(wb, action="rows", version=t["version"] - 1, offset=0, limit=5)  # a page of an older table
+    assert len(wb.sent) == n
+
+
+def test_table_filter_and_sort(wb):
+    wb.select_pass("AddZero")
+    _msg(wb, action="table", statuses=["STRUCTURAL_MISMATCH", "REPLACEMENT_FAILED"], sort="i", desc=True, seq=1)
+    assert wb.table["page"]["i"] == [3, 2] and wb.table["total"] == 2 and wb.table["all"] == 3
+    wb.set_table_query(sort="status")  # precedence order: failed before rejected before near-miss
+    assert wb.table["page"]["status"] == ["REPLACEMENT_FAILED", "REJECTED_BY_MEET_REQUIREMENTS", "STRUCTURAL_MISMATCH"]
+    with pytest.raises(ValueError, match="unknown sort key"):
+        wb.set_table_query(sort="colour")
+
+
+def test_pass_colouring_matches_the_precedence_rule_on_random_ledgers():
+    rnd = random.Random(7)
+    statuses = list(STATUS_CLASS)
+    for _ in range(20):
+        recs = [{"pass_name": rnd.choice("PQ"), "status": rnd.choice(statuses),
+                 "target_node_ids": rnd.sample(range(30), rnd.randint(0, 4))} for _ in range(rnd.randint(0, 60))]
+        rows = candidate_rows(recs)
+        table = CandidateTable(rows)
+        rank = {s: k for k, s in enumerate(STATUS_PRECEDENCE)}
+        for p in "PQ":
+            best: dict[int, str] = {}
+            for r in rows:
+                if r.pass_name != p:
+                    continue
+                for nid in r.target_ids:
+                    if nid not in best or rank[r.status] < rank[best[nid]]:
+                        best[nid] = r.status
+            assert table.pass_status(p) == {n: "gb_st_" + STATUS_CLASS[s] for n, s in best.items()}
+            order = table.order(p, TableQuery(sort="status"))
+            assert [rank[rows[i].status] for i in order] == sorted(rank[r.status] for r in rows if r.pass_name == p)
+
+
+def test_keyboard_steps_follow_the_table_order_and_back_returns(wb):
+    wb.select_pass("AddZero")
+    wb.set_table_query(sort="i", desc=True)
+    assert wb.step_candidate(1) == 3 and wb.step_candidate(1) == 2
+    assert wb.sent[-1] == {"reply": "selected_pos", "version": wb.table["version"], "index": 2, "pos": 1}
+    assert wb.step_candidate(-1) == 3
+    assert wb.next_rewrite() == 0 and wb.selected_pass == "FuseMatMulAdd"  # the only rewrite, another pass
+    assert wb.back() and wb.selected_candidate == 3 and wb.selected_pass == "AddZero"
+    assert wb.back() and wb.selected_candidate == 2
+
+
+def test_select_deep_links_from_python(wb):
+    wb.select(candidate=2)
+    assert wb.selected_pass == "AddZero" and "candidate #2" in wb.details_html
+    wb.select(node="w")
+    assert wb.selected_node == 1 and "<code>w</code>" in wb.details_html
+    wb.select(pass_name="FuseMatMulAdd")
+    assert wb.selected_pass == "FuseMatMulAdd"
+    with pytest.raises(ValueError, match="exactly one"):
+        wb.select(node=1, candidate=2)
+
+
+# ------------------------------------------------------------------------------------------ search
+def test_search_is_a_regex_over_names_types_and_attrs_and_walks_its_hits(wb):
+    hits = wb.find("^add")
+    assert [n.name for n in hits] == ["add", "add2"] and wb.selected_node == 4
+    assert [h["where"] for h in wb.search_hits["hits"]] == ["name", "name"]
+    assert wb.search_step() == 7 and wb.search_hits["pos"] == 1
+    assert wb.search_step() == 4  # wraps around
+    hits = wb.find("index=0")
+    assert [n.name for n in hits] == ["x"] and wb.search_hits["hits"][0]["where"] == "attr index=0"
+    assert [n.name for n in wb.find("relu")] == ["r"] and wb.search_hits["hits"][0]["where"] == "type"
+    assert wb.find("mm(") == [] and wb.search_hits["total"] == 0  # not a valid expression: taken literally
+    assert [n.name for n in wb.find("tensor[3")] == ["w"]  # literally too
+    assert wb.find("") == [] and wb.search_hits == {}
+    with pytest.raises(LookupError):
+        wb.search_step()
+
+
+def test_search_from_the_front_end_on_enter(wb):
+    _msg(wb, action="find", query="mat.*", seq=5)
+    assert wb.seq == 5 and [h["name"] for h in wb.search_hits["hits"]] == ["mm"]
+    _msg(wb, action="search_step", delta=0, absolute=True, seq=6)
+    assert wb.selected_node == 2
+
+
+def test_focused_views_expand_outward_from_a_cut_node():
+    g = transformer_like(3000)
+    wb = Workbench(g, threshold=1500, hops=1, max_focus_nodes=40)
+    wb.select_node("blk300/relu")
+    view = wb.view
+    cut = next(n for n in view.nodes if n.hidden_neighbours)
+    before = set(view.node_ids)
+    wb._on_message(wb, {"action": "expand", "node": cut.id, "seq": 1}, [])
+    assert before < set(wb.view.node_ids) and wb.view_info["focused"]
+    assert {n.id for n in g.predecessors(g.node(cut.id))} | {n.id for n in g.successors(g.node(cut.id))} \
+        <= set(wb.view.node_ids)
+    assert "expanded" in wb.status_text
+
+
+def test_full_names_of_shortened_labels(wb):
+    _msg(wb, action="names", pane="main", ids=["n2", "n99", "bogus"])
+    assert wb.sent[-1] == {"reply": "names", "pane": "main", "names": {"n2": "MatMul mm"}}
