@@ -697,6 +697,7 @@ function render({ model, el: root }) {
       : `${info.drawn}/${info.total} nodes${info.focused ? " (focused)" : ""}`;
     title.textContent = model.get("title") + (info.drawn !== undefined ? ` \u2014 ${size}` : "");
     title.title = title.textContent;
+    root.dataset.drawn = String(info.drawn ?? "");
   };
   // the header's diff part and the dropdown always say the same thing: both come from the kernel's state
   const renderDiff = () => {
@@ -706,6 +707,7 @@ function render({ model, el: root }) {
     diffHead.title = diffHead.textContent;
     diffHead.style.display = diffHead.textContent ? "" : "none";
     root.dataset.diff = model.get("diff_mode") || "";
+    root.dataset.sideDrawn = String(d.side_drawn ?? "");
   };
 
   // ------------------------------------------------------------------ keyboard
