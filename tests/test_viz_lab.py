@@ -76,3 +76,69 @@ def test_start_kernel_needs_a_running_server_and_a_notebook_inside_the_root(tmp_
     finally:
         server.proc.kill()
         server.proc.wait()
+
+
+def _processes_mentioning(text: str) -> list[int]:
+    """Pids of the processes whose command line contains ``text`` (a test's own temporary folder)."""
+    found = []
+    for entry in os.listdir("/proc"):
+        if not entry.isdigit():
+            continue
+        try:
+            with open(f"/proc/{entry}/cmdline", "rb") as f:
+                cmdline = f.read()
+        except OSError:
+            continue
+        if text.encode() in cmdline:
+            found.append(int(entry))
+    return found
+
+
+@pytest.mark.parametrize("signum", [signal.SIGINT, signal.SIGTERM, signal.SIGHUP], ids=lambda s: s.name)
+def test_gebench_lab_stops_cleanly_on_a_signal(tmp_path, signum):
+    """Ctrl-C, SIGTERM and a closed terminal stop `gebench lab` and the JupyterLab and kernel it started within
+    2 s, with exit code 0, no traceback and nothing killed."""
+    import json
+    import time
+
+    from jupyter_client import BlockingKernelClient
+
+    env = dict(os.environ, HOME=str(tmp_path))
+    env.pop("DISPLAY", None)
+    env.pop("WAYLAND_DISPLAY", None)
+    proc = subprocess.Popen([sys.executable, "-m", "gebench.cli", "lab", "--no-browser"], cwd=ROOT, env=env,
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, start_new_session=True)
+    try:
+        line = ""
+        while "running at" not in line:
+            line = proc.stdout.readline()
+            assert line, f"gebench lab ended before printing its URL: {proc.stderr.read()}"
+        base, token = re.search(r"(http://127\.0\.0\.1:\d+)/\S*\?token=(\w+)", line).groups()
+        with urllib.request.urlopen(f"{base}/api/kernels?token={token}", timeout=10) as resp:
+            (kernel,) = json.loads(resp.read())
+        # the notebook's kernel answers, as when a user stops the lab after working in it
+        connection = next(tmp_path.rglob(f"kernel-{kernel['id']}.json"))
+        client = BlockingKernelClient(connection_file=str(connection))
+        client.load_connection_file()
+        client.start_channels()
+        try:
+            client.wait_for_ready(timeout=60)
+        finally:
+            client.stop_channels()
+        started = _processes_mentioning(str(tmp_path))  # the JupyterLab server and its kernel
+        assert len(started) >= 2, started
+        t0 = time.monotonic()
+        os.kill(proc.pid, signum)
+        out, err = proc.communicate(timeout=30)
+        took = time.monotonic() - t0
+    finally:
+        if proc.poll() is None:
+            os.killpg(proc.pid, signal.SIGKILL)
+            proc.wait()
+    assert took <= 2.0, f"gebench lab took {took:.2f} s to stop after {signum.name}"
+    assert proc.returncode == 0, (proc.returncode, out, err)
+    assert "Traceback" not in out + err and err == "", err
+    assert f"JupyterLab stopped ({signum.name})." in out
+    log = (tmp_path / ".gebench" / "lab" / "lab.log").read_text()
+    assert "Traceback" not in log
+    assert _processes_mentioning(str(tmp_path)) == []  # nothing left running

@@ -7,6 +7,7 @@ open. :class:`LabServer` is also what the browser test uses to start and stop an
 
 from __future__ import annotations
 
+import importlib.util
 import json
 import logging
 import os
@@ -16,6 +17,7 @@ import socket
 import subprocess
 import sys
 import tempfile
+import threading
 import time
 import urllib.error
 import urllib.request
@@ -118,6 +120,9 @@ class LabServer:
             f"--LabApp.app_settings_dir={app}",
             f"--LabApp.user_settings_dir={self.settings_dir / 'user-settings'}",
             f"--LabApp.workspaces_dir={self.settings_dir / 'workspaces'}",
+            # a kernel that does not answer its shutdown request within a second is ended by JupyterLab, so
+            # stopping `gebench lab` takes about a second, not jupyter_client's default of five
+            "--KernelManager.shutdown_wait_time=1.0",
             "--LabApp.news_url=", "--ServerApp.open_browser=" + ("True" if self.open_browser else "False"),
         ]
         if self.default_url:
@@ -135,10 +140,10 @@ class LabServer:
         app = self.settings_dir / "app-settings"
         app.mkdir(parents=True, exist_ok=True)
         (app / "overrides.json").write_text(json.dumps(LAB_OVERRIDES, indent=1))
-        try:
-            import jupyterlab  # noqa: F401
-        except ImportError:
-            raise LabError("JupyterLab is not installed; run: pip install 'gebench[lab]'") from None
+        # found, not imported: JupyterLab runs in its own process, and importing it here would only make this
+        # process slower to start and to exit
+        if importlib.util.find_spec("jupyterlab") is None:
+            raise LabError("JupyterLab is not installed; run: pip install 'gebench[lab]'")
         log = open(self.log_path, "wb")  # noqa: SIM115 - kept open for the child's lifetime
         env = dict(os.environ, JUPYTER_PLATFORM_DIRS="1", PYTHONUNBUFFERED="1")
         self.proc = subprocess.Popen(self.command(), stdout=log, stderr=subprocess.STDOUT, env=env,
@@ -204,7 +209,11 @@ class LabServer:
         return str(answer["kernel"]["id"])
 
     def stop(self, *, timeout: float = 10.0) -> None:
-        """Stop the server's process group (only the processes this object started)."""
+        """Stop the server's process group (only the processes this object started).
+
+        JupyterLab gets SIGTERM and shuts its kernels down itself; only a server still running after
+        ``timeout`` seconds is killed.
+        """
         if self.proc is None or self.proc.poll() is not None:
             return
         pgid = os.getpgid(self.proc.pid)
@@ -212,6 +221,7 @@ class LabServer:
         try:
             self.proc.wait(timeout=timeout)
         except subprocess.TimeoutExpired:
+            _log.warning("JupyterLab (pid %d) did not stop within %g s of SIGTERM; killing it", self.proc.pid, timeout)
             os.killpg(pgid, signal.SIGKILL)
             self.proc.wait(timeout=timeout)
 
@@ -253,27 +263,72 @@ def lab_main(notebook: str | None = None, *, port: int = 0, token: str | None = 
     use_browser = _has_browser() if browser is None else browser
     server = LabServer(nb.parent, port=port, token=token, open_browser=False,
                        default_url=f"/lab/tree/{nb.name}", settings_dir=Path.home() / ".gebench" / "lab")
-    server.start()
+    # Ctrl-C, SIGTERM and SIGHUP (the terminal closed) all end the same way: the handler only unwinds the main
+    # thread (stopping the server from inside a signal handler would wait on the server while the interrupted
+    # wait still holds it), and the server is stopped once, below, while further signals are ignored.
+    previous = _set_handlers(_raise_stop)
+    stopped_by: str | None = None
     try:
-        # the kernel is up when the page opens: less time in which a quick "Run All" races JupyterLab's start-up
-        server.start_kernel(nb)
-    except LabError as exc:
-        _log.warning("%s; JupyterLab will start the kernel when the notebook opens", exc)
-
-    def stop_on_signal(signum: int, _frame: Any) -> None:
-        # the server runs in its own session: stop it before this process goes away
-        server.stop()
-        raise SystemExit(128 + signum)
-
-    for sig in (signal.SIGTERM, signal.SIGHUP):
-        signal.signal(sig, stop_on_signal)
-    url = server.url(f"/lab/tree/{nb.name}")
-    if use_browser:
-        webbrowser.open(url)
+        server.start()
+        try:
+            # the kernel is up when the page opens: less time in which a quick "Run All" races JupyterLab's start-up
+            server.start_kernel(nb)
+        except LabError as exc:
+            _log.warning("%s; JupyterLab will start the kernel when the notebook opens", exc)
+        url = server.url(f"/lab/tree/{nb.name}")
+        if use_browser:
+            webbrowser.open(url)
+        if out is not None:
+            out(f"JupyterLab is running at {url}" + ("" if use_browser else "  (no browser found: open this URL)"))
+            out("Stop it with Ctrl-C.")
+        assert server.proc is not None
+        code = server.proc.wait()
+    except KeyboardInterrupt:
+        stopped_by = "SIGINT"
+    except _StopSignal as exc:
+        stopped_by = signal.Signals(exc.signum).name
+    finally:
+        if previous:
+            _set_handlers(signal.SIG_IGN)
+        try:
+            server.stop()
+        finally:
+            for sig, handler in previous.items():
+                signal.signal(sig, handler)
+    if stopped_by is None:
+        return code
     if out is not None:
-        out(f"JupyterLab is running at {url}" + ("" if use_browser else "  (no browser found: open this URL)"))
-        out("Stop it with Ctrl-C.")
-    return server.wait()
+        try:
+            out(f"JupyterLab stopped ({stopped_by}).")
+        except OSError:  # SIGHUP: the terminal may be gone
+            pass
+    return 0
+
+
+#: The signals that stop ``gebench lab`` (and the JupyterLab it started) cleanly.
+_STOP_SIGNALS = (signal.SIGINT, signal.SIGTERM, signal.SIGHUP)
+
+
+class _StopSignal(BaseException):
+    """Raised by the signal handler of ``gebench lab`` to unwind to the code that stops the server."""
+
+    def __init__(self, signum: int) -> None:
+        super().__init__(signum)
+        self.signum = signum
+
+
+def _set_handlers(handler: Any) -> dict[int, Any]:
+    """Install ``handler`` for :data:`_STOP_SIGNALS`; returns the previous handlers (none outside the main thread,
+    where Python cannot set signal handlers: the caller's own handling applies there)."""
+    if threading.current_thread() is not threading.main_thread():
+        return {}
+    return {sig: signal.signal(sig, handler) for sig in _STOP_SIGNALS}
+
+
+def _raise_stop(signum: int, _frame: Any) -> None:
+    if signum == signal.SIGINT:
+        raise KeyboardInterrupt
+    raise _StopSignal(signum)
 
 
 def _say(line: str) -> None:
