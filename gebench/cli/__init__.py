@@ -34,17 +34,34 @@ EXIT_VERIFY_MISMATCH = 3
 EXIT_INTERRUPTED = 130
 
 Setup = Callable[[argparse.ArgumentParser], Any]
-_COMMANDS: dict[str, tuple[Setup, str]] = {}
+_COMMANDS: dict[str, tuple[Setup, str, str]] = {}
+
+#: Examples shown by ``gebench COMMAND --help`` for commands registered without an ``epilog`` of their own.
+_EXAMPLES: dict[str, str] = {
+    "compile": """examples:
+  gebench compile assets/small_transformer.onnx --passes passes
+  gebench compile model.onnx --passes passes --dump-dir dumps --report report.json --verify
+  ASCEND_GE_PY_PASS_PATH=passes gebench compile ge_proto_00000000_graph_0_PreRunBegin.txt --stage BeforeInferShape""",
+    "lab": """examples:
+  gebench lab                                   # the quickstart notebook, in a browser when there is one
+  gebench lab notebooks/02_debug_a_pattern.ipynb --no-browser --port 8890""",
+    "sweep": """examples:
+  gebench sweep models/ --passes passes --out sweep_out
+  gebench sweep models/ --passes passes --verify --baseline old_sweep""",
+    "sweep-diff": """examples:
+  gebench sweep-diff old_sweep new_sweep""",
+}
 
 #: Modules imported (if present) before parsing so they can register their subcommands.
 _EXTENSION_MODULES = ("gebench.io", "gebench.exec", "gebench.cli.atc", "gebench.viz", "gebench.backends",
                       "gebench.lab", "gebench.demo", "gebench.atc", "gebench.cli.sweep", "gebench.cli.compare")
 
 
-def register_command(name: str, setup: Setup, help: str = "") -> None:  # noqa: A002 - argparse's word
+def register_command(name: str, setup: Setup, help: str = "", *, epilog: str = "") -> None:  # noqa: A002
     """Add subcommand ``name``. ``setup(parser)`` adds its arguments and either returns the handler
-    ``handler(args) -> int`` or calls ``parser.set_defaults(handler=...)``. Re-registering replaces."""
-    _COMMANDS[name] = (setup, help)
+    ``handler(args) -> int`` or calls ``parser.set_defaults(handler=...)``. ``epilog`` (examples) is shown at the
+    end of ``gebench NAME --help``, as written. Re-registering replaces."""
+    _COMMANDS[name] = (setup, help, epilog)
 
 
 def _load_extensions() -> None:
@@ -74,8 +91,9 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--debug", action="store_true", help=_DEBUG_HELP)
     parser.add_argument("--version", action="version", version=f"gebench {_version()}")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
-    for name, (setup, help_text) in sorted(_COMMANDS.items()):
-        p = sub.add_parser(name, help=help_text, description=help_text)
+    for name, (setup, help_text, epilog) in sorted(_COMMANDS.items()):
+        p = sub.add_parser(name, help=help_text, description=help_text, epilog=epilog or _EXAMPLES.get(name),
+                           formatter_class=argparse.RawDescriptionHelpFormatter)
         handler = setup(p)
         if callable(handler):
             p.set_defaults(handler=handler)

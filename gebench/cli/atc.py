@@ -19,8 +19,10 @@ never; ``--fusion_switch_file`` turns passes off as in GE.
 from __future__ import annotations
 
 import argparse
+import importlib.machinery
 import logging
 import os
+import subprocess
 import sys
 from collections.abc import Mapping
 from pathlib import Path
@@ -29,7 +31,8 @@ from typing import Any, TextIO
 from gebench.exec.backends import FRAMEWORKS, cann_missing_message, find_atc, run_atc
 from gebench.progress import ProgressCallback, step, terminal_progress
 
-__all__ = ["ATC_FLAGS", "setup_atc", "run_atc_command", "register"]
+__all__ = ["ATC_FLAGS", "setup_atc", "run_atc_command", "run_pyatc", "pyatc_program_name", "find_real_pyatc",
+           "register"]
 
 _log = logging.getLogger(__name__)
 
@@ -258,12 +261,84 @@ def _output_air(output: str) -> Path:
     return Path(output + ".air")
 
 
+def pyatc_program_name(argv0: str | None) -> str:
+    """The program name ``ge.pyatc`` shows: ``<python> -m ge.pyatc`` when started as ``python -m`` (``argv0`` is a
+    ``__main__.py``), else ``argv0`` itself (``pyatc`` when there is none)."""
+    if not argv0:
+        return "pyatc"
+    if os.path.basename(argv0) == "__main__.py":
+        return f"{sys.executable} -m ge.pyatc"
+    return argv0
+
+
+def find_real_pyatc() -> str | None:
+    """Where CANN's own ``ge.pyatc`` is, when a real CANN ``ge`` package is installed; else None.
+
+    Only the path is searched (gebench's ``ge`` alias is never consulted), so gebench's facade is never taken for
+    the real one. A real ``ge`` already imported into this process counts as well.
+    """
+    loaded = sys.modules.get("ge")
+    if loaded is not None and getattr(loaded, "__name__", None) != "gebench.ge":
+        locations = list(getattr(loaded, "__path__", []) or [])
+    else:
+        spec = importlib.machinery.PathFinder.find_spec("ge")
+        if spec is None or spec.submodule_search_locations is None:
+            return None
+        locations = list(spec.submodule_search_locations)
+    ours = str(Path(__file__).resolve().parents[1] / "ge")
+    locations = [loc for loc in locations if str(Path(loc).resolve()) != ours]
+    found = importlib.machinery.PathFinder.find_spec("ge.pyatc", locations) if locations else None
+    return None if found is None else str(found.origin)
+
+
+def run_pyatc(argv: list[str], *, prog: str = "pyatc") -> int:
+    """``ge.pyatc`` / ``gebench pyatc``: atc's command line ``argv`` run in a Python process; returns atc's exit code.
+
+    With CANN's own ``ge.pyatc`` installed, that one runs (in a fresh interpreter, so it gets CANN's ``ge`` and not
+    gebench's); otherwise ``gebench atc`` does (which itself hands over to CANN's ``atc`` program when there is
+    one). ``ASCEND_GE_PY_PASS_PATH`` and ``DUMP_GE_GRAPH`` work as with ``atc``.
+    """
+    real = find_real_pyatc()
+    if real is not None:
+        _log.info("CANN's ge.pyatc found at %s; running it", real)
+        return subprocess.call([sys.executable, "-m", "ge.pyatc", *argv])
+    parser = argparse.ArgumentParser(
+        prog=prog, description="ATC's command line in Python: " + _ATC_HELP,
+        epilog=_ATC_EXAMPLES.replace("gebench atc", prog), formatter_class=argparse.RawDescriptionHelpFormatter)
+    handler = setup_atc(parser)
+    try:
+        args = parser.parse_args(argv)
+    except SystemExit as exc:  # --help (0) or a usage error (2), already printed by argparse
+        return int(exc.code or 0)
+    return int(handler(args))
+
+
+def _setup_pyatc(parser: argparse.ArgumentParser) -> Any:
+    handler = setup_atc(parser)
+
+    def run(args: argparse.Namespace) -> int:
+        if find_real_pyatc() is not None:
+            return run_pyatc(_atc_argv(args))
+        return int(handler(args))
+
+    return run
+
+
+_ATC_HELP = ("CANN atc's command line: real atc when installed, else gebench's passes, GE dumps and an AIR file")
+_ATC_EXAMPLES = """examples:
+  ASCEND_GE_PY_PASS_PATH=passes gebench atc --model=assets/small_cnn.onnx --framework=5 \\
+      --soc_version=Ascend910B1 --output=out/small_cnn
+  DUMP_GE_GRAPH=1 DUMP_GRAPH_PATH=dumps gebench atc --model=out/small_cnn.air --framework=1 \\
+      --soc_version=Ascend910B1 --output=out/again --gebench_backend=reference"""
+
+
 def register() -> None:
     """Add ``atc`` to the ``gebench`` command line (:func:`gebench.cli.register_command`)."""
     from gebench.cli import register_command
 
-    register_command("atc", setup_atc, "CANN atc's command line: real atc when installed, else gebench's passes, "
-                                       "GE dumps and an AIR file")
+    register_command("atc", setup_atc, _ATC_HELP, epilog=_ATC_EXAMPLES)
+    register_command("pyatc", _setup_pyatc, "ge.pyatc from the shell: CANN's ge.pyatc when installed, else the same "
+                                            "as gebench atc", epilog=_ATC_EXAMPLES.replace("gebench atc", "gebench pyatc"))
 
 
 register()
