@@ -5,7 +5,7 @@ lines up, per pass, the match and effect counts GE wrote on the machine with the
 :mod:`gebench.fusion.statistics` for what is counted), and marks every difference. Passes the file names that are
 not among the passes given (GE's and FE's built-in passes, buffer fusion) are listed but not compared.
 
-With ``dump=`` (a ``ge_proto`` or ``ge_onnx`` dump written on the machine after the custom passes, for example
+With ``dump=`` (a ``ge_proto`` dump written on the machine after the custom passes, for example
 ``ge_proto_00000001_graph_0_RunCustomPassBeforeInfershape.txt``) it also compares the *sites*: every node a
 ``PatternFusionPass`` or ``DecomposePass`` made carries ``pass_name`` (the last entry is the pass that made it)
 and ``_datadump_original_op_names`` (what it was made from), so the set of (pass, original nodes) pairs of the
@@ -308,8 +308,7 @@ def _compare_sites(result: FusionComparison, run: Any, dump: str | os.PathLike[s
     our_sites = _sites(ours.all_graphs())
     if not real_sites:
         result.notes.append(f"{path.name} has no node with a pass_name mark: give a dump written after the custom "
-                            "passes (RunCustomPass...), at DUMP_GE_GRAPH=1 or 2 for ge_proto (ge_onnx drops string "
-                            "attrs at 2)")
+                            "passes (ge_proto_*_RunCustomPass*.txt)")
     ledger = run.ledger
     for key in sorted(set(real_sites) | set(our_sites)):
         if key in real_sites and key in our_sites:

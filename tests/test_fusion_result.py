@@ -272,6 +272,9 @@ def test_compare_from_python(model, tmp_path, capsys):
     other = gebench.compare_fusion_result(edited, run)  # a finished run works too
     assert not other.equal
     assert [(r.pass_name, r.real_match, r.predicted_match) for r in other.differing] == [("AbsNegDecompose", 0, 3)]
+    nothing = gebench.compare_fusion_result({}, run)  # a machine that recorded nothing: every pass that matched differs
+    assert nothing.graph_key is None
+    assert [r.pass_name for r in nothing.differing] == ["AbsNegDecompose", "ReluToSigmoid", "ZByHand"]
 
 
 @pytest.mark.parametrize("content, words", [
@@ -303,6 +306,11 @@ def test_compare_missing_inputs_exit_2(model, tmp_path, capsys):
     code, _, err = cli_main(["compare", "--fusion-result", str(real), str(model), "--passes", str(passes),
                              "--dump", str(tmp_path / "no_dump.txt")], capsys)
     assert code == 2 and "--dump" in err and "no_dump.txt" in err
+    run = _compile(model, passes)
+    onnx_dump = next(p for p in gebench.api.write_dumps(run, tmp_path / "dumps") if p.name.startswith("ge_onnx_"))
+    code, _, err = cli_main(["compare", "--fusion-result", str(real), str(model), "--passes", str(passes),
+                             "--dump", str(onnx_dump)], capsys)
+    assert code == 2 and onnx_dump.name in err and "ge_proto" in err  # lossy: the message points to ge_proto
 
 
 def test_compare_with_a_real_dump_shows_the_sites_that_differ(model, tmp_path, capsys):
