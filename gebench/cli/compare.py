@@ -35,8 +35,6 @@ exit codes: 0 no difference, 1 a count or site differs, 2 a bad input"""
 
 def setup_compare(parser: argparse.ArgumentParser) -> Callable[[argparse.Namespace], int]:
     """Add ``gebench compare``'s arguments; returns the handler."""
-    parser.formatter_class = argparse.RawDescriptionHelpFormatter
-    parser.epilog = _EPILOG
     parser.add_argument("model", help="the model compiled on the machine (ONNX, AIR, a GE dump or IR text)")
     parser.add_argument("--fusion-result", required=True, metavar="REAL.json",
                         help="the fusion_result.json atc wrote on the machine")
@@ -97,7 +95,7 @@ def register() -> None:
     from gebench.cli import register_command
 
     register_command("compare", setup_compare, "compare a real machine's fusion_result.json (and a GE dump) with "
-                                               "gebench's prediction for the same model and passes")
+                                               "gebench's prediction for the same model and passes", epilog=_EPILOG)
 
 
 register()
