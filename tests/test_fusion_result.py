@@ -351,3 +351,24 @@ def test_compare_json_output(model, tmp_path, capsys):
 def test_run_fusion_result_of_an_ir_graph_without_passes():
     run = gebench.compile(ir.parse_text(GRAPH), passes=[])
     assert run.fusion_result() == {}
+
+
+def test_pass_counts_per_verdict():
+    from gebench.fusion.ledger import CandidateRecord, CandidateStatus
+    from gebench.fusion.statistics import pass_counts
+
+    def rec(pass_name, status, **detail):
+        return CandidateRecord(pass_name, "BeforeInferShape", "g", "p", CandidateStatus(status), detail=detail)
+
+    records = [
+        rec("P", "STRUCTURAL_MISMATCH"), rec("P", "BOUNDARY_VIOLATION"), rec("P", "LOST_TO_OVERLAP"),  # no match
+        rec("P", "REJECTED_BY_MEET_REQUIREMENTS"), rec("P", "WOULD_CREATE_CYCLE"),  # a match, no effect
+        rec("P", "REPLACED"), rec("P", "REPLACEMENT_FAILED", reason_code="DATA_COUNT_MISMATCH"),
+        rec("P", "LINT", rule="x"),
+        rec("F", "REPLACED", via="report_fuse"),
+        rec("F", "REPLACED", via="SubgraphRewriter.replace", with_context=True),
+        rec("F", "REPLACED", via="SubgraphRewriter.replace", with_context=False),  # not reported for the pass
+        rec("F", "REPLACEMENT_FAILED", via="run"), rec("F", "REPLACEMENT_FAILED", via="SubgraphRewriter.replace"),
+        rec("Quiet", "STRUCTURAL_MISMATCH"),
+    ]
+    assert pass_counts(records) == {"P": (4, 1), "F": (2, 2)}
