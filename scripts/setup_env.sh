@@ -13,3 +13,8 @@ fi
 python3 -m venv .venv
 .venv/bin/python -m pip install -q --upgrade pip
 .venv/bin/python -m pip install -q -e ".[${extras}]"
+# The checkout also goes on sys.path through a plain .pth entry, so that `import gebench` finds it even from a
+# folder holding a clone called gebench: the editable install's own finder runs only after that folder has been
+# taken for a namespace package called gebench.
+site_packages=$(.venv/bin/python -c 'import sysconfig; print(sysconfig.get_paths()["purelib"])')
+printf '%s\n' "$PWD" > "$site_packages/gebench_checkout.pth"
