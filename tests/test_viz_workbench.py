@@ -226,13 +226,18 @@ def test_graph_without_run_is_drawn(tmp_path):
 def test_large_graph_opens_on_an_overview_then_focuses():
     g = transformer_like(3000)
     wb = Workbench(g, threshold=1500, hops=2, max_focus_nodes=60, overview_groups=50)
-    assert wb.view_info["overview"] and not wb.view_info["focused"]
+    assert wb.view_info["overview"] and not wb.view_info["focused"] and wb.view_info["level"] == 0
     assert 1 < wb.view_info["drawn"] <= 50
-    assert '<g id="g0" class="node gb_node gb_group"' in wb.svg
-    members = wb.view.groups[1]
-    assert all(wb.view.element_of[i] == "g1" for i in members)
+    assert '<g id="g1" class="node gb_node gb_group"' in wb.svg
+    assert wb.levels == [{"group": 0, "label": "model"}]
+    members = wb.hierarchy().members(1)
+    assert members and all(wb.view.element_of[i] == "g1" for i in members)
     wb._on_message(wb, {"action": "open_group", "group": 1}, [])
-    assert wb.view_info["focused"] and set(wb.view.node_ids) <= set(members)
+    assert wb.view_info["level"] == 1 and [c["group"] for c in wb.levels] == [0, 1]
+    drawn = {n.id for n in wb.view.nodes if n.id >= 0}
+    assert drawn <= set(members)
+    wb._on_message(wb, {"action": "level_up"}, [])
+    assert wb.view_info["level"] == 0
     wb.show_overview()
     assert wb.view_info["overview"]
     hits = wb.find("blk300/relu")

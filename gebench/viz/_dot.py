@@ -90,13 +90,18 @@ def edge_element_id(src: int, src_port: int, dst: int, dst_port: int) -> str:
 
 @dataclass(frozen=True)
 class ViewNode:
-    """A drawn node: ids, names and how many Const producers were folded into it."""
+    """A drawn node: ids, names and how many Const producers were folded into it.
+
+    ``element`` is the SVG element id (and DOT node name) when it is not the view's prefix plus ``id``: a group
+    box of a hierarchy level (``g<group id>``, with a negative ``id``) drawn beside graph nodes.
+    """
 
     id: int
     name: str
     op_type: str
     folded_consts: int = 0
     hidden_neighbours: int = 0
+    element: str = ""
 
 
 @dataclass(frozen=True)
@@ -134,10 +139,13 @@ class GraphView:
     element_prefix: str = "n"
     #: For an overview: group id -> member node ids.
     groups: dict[int, list[int]] = field(default_factory=dict)
+    #: For a level of a hierarchy (:mod:`._hierarchy`): the id of the group whose content is drawn.
+    level: int | None = None
 
     @property
     def overview(self) -> bool:
-        return self.element_prefix == "g"
+        """A grouped view (a whole-model overview, or one level of a hierarchy): boxes stand for many nodes."""
+        return self.element_prefix == "g" or self.level is not None
 
     @property
     def node_ids(self) -> set[int]:
@@ -173,13 +181,13 @@ def build_view(
         edge_labels: put dtype/shape on edges. ``None`` labels views of at most ``label_threshold`` drawn
             nodes (edge labels cost layout time).
     """
-    all_nodes = graph.nodes()
     if node_ids is None:
-        chosen = all_nodes
+        chosen = graph.nodes()
         focused = False
     else:
-        wanted = set(node_ids)
-        chosen = [n for n in all_nodes if n.id in wanted]
+        # O(selection log selection): a focused view of a huge graph never walks the whole graph
+        wanted = {i for i in node_ids if graph.has_node_id(i)}
+        chosen = sorted((graph.node(i) for i in wanted), key=graph.position)
         focused = True
     if fold_consts is None:
         fold_consts = len(chosen) > fold_threshold
@@ -201,21 +209,43 @@ def build_view(
         fold_count[target] = fold_count.get(target, 0) + 1
     hidden: dict[int, int] = {}
     edges: list[ViewEdge] = []
-    for src, sp, dst, dp in graph.data_edges():
+    for src, sp, dst, dp in (graph.data_edges() if not focused else _edges_touching(graph, chosen)):
         s_in, d_in = src.id in drawn_ids, dst.id in drawn_ids
         if s_in and d_in:
             edges.append(ViewEdge(src.id, sp, dst.id, dp, tensor_label(src.outputs[sp]) if edge_labels else ""))
         elif focused and (s_in or d_in) and src.id not in folded:
             inside = src.id if s_in else dst.id
             hidden[inside] = hidden.get(inside, 0) + 1
-    for src, dst in graph.control_edges():
+    if focused:
+        ctrl = [(u, v) for u in drawn for v in graph.control_successors(u)]
+    else:
+        ctrl = graph.control_edges()
+    for src, dst in ctrl:
         if src.id in drawn_ids and dst.id in drawn_ids:
             edges.append(ViewEdge(src.id, -1, dst.id, -1, ""))
     view_nodes = [ViewNode(n.id, n.name, n.op_type, fold_count.get(n.id, 0), hidden.get(n.id, 0)) for n in drawn]
     element_of = {n.id: node_element_id(n.id) for n in drawn}
     element_of.update({cid: node_element_id(target) for cid, target in folded.items()})
-    return GraphView(graph.name, view_nodes, edges, element_of, total_nodes=len(all_nodes),
+    return GraphView(graph.name, view_nodes, edges, element_of, total_nodes=len(graph),
                      edge_labels=edge_labels, focused=focused)
+
+
+def _edges_touching(graph: ir.Graph, nodes: list[ir.Node]) -> list[tuple[ir.Node, int, ir.Node, int]]:
+    """Data edges with at least one end in ``nodes`` (each once), ordered like :meth:`ir.Graph.data_edges` for
+    edges into ``nodes``. O(degree of ``nodes``)."""
+    inside = {n.id for n in nodes}
+    out: list[tuple[ir.Node, int, ir.Node, int]] = []
+    for dst in nodes:
+        for port, prod in enumerate(graph.producers(dst)):
+            if prod is not None:
+                out.append((prod[0], prod[1], dst, port))
+    for src in nodes:
+        for port in range(len(src.outputs)):
+            for dst, dp in graph.uses(src, port):
+                if dst.id not in inside:
+                    out.append((src, port, dst, dp))
+    return out
+
 
 
 def _short(text: str) -> str:
@@ -235,6 +265,7 @@ def view_to_dot(view: GraphView, *, rankdir: str = "TB") -> str:
         'height=0.3, margin="0.08,0.03"];',
         'edge [fontsize=8, color="#8a909a", arrowsize=0.6];',
     ]
+    name_of = {n.id: n.element or f"{view.element_prefix}{n.id}" for n in view.nodes}
     for n in view.nodes:
         sub = html.escape(_short(n.name))
         extra = []
@@ -246,7 +277,7 @@ def view_to_dot(view: GraphView, *, rankdir: str = "TB") -> str:
         if extra:
             label += f"<br/><font point-size=\"7\" color=\"#6b7280\">{html.escape(', '.join(extra))}</font>"
         label += ">"
-        if view.overview:
+        if view.element_prefix == "g" or n.element.startswith("g"):
             cls = "gb_node gb_group"
         else:
             cls = f"gb_node gb_op_{_CLASS_SAFE.sub('_', n.op_type)}"
@@ -254,7 +285,8 @@ def view_to_dot(view: GraphView, *, rankdir: str = "TB") -> str:
             cls += " gb_const"
         if n.hidden_neighbours:
             cls += " gb_cut"
-        lines.append(f'n{n.id} [id="{view.element_prefix}{n.id}", class="{cls}", label={label}];')
+        el = name_of[n.id]
+        lines.append(f'{el} [id="{el}", class="{cls}", label={label}];')
     for e in view.edges:
         attrs = [f'id="{e.element_id}"']
         if e.src_port == -2:
@@ -267,7 +299,7 @@ def view_to_dot(view: GraphView, *, rankdir: str = "TB") -> str:
             attrs.append('class="gb_edge"')
             if e.label:
                 attrs.append(f"label={_quote(' ' + e.label)}")
-        lines.append(f"n{e.src} -> n{e.dst} [{', '.join(attrs)}];")
+        lines.append(f"{name_of[e.src]} -> {name_of[e.dst]} [{', '.join(attrs)}];")
     lines.append("}")
     return "\n".join(lines) + "\n"
 

@@ -150,10 +150,44 @@ def _records(ledger: Any) -> list[Any]:
     return list(recs or [])
 
 
+def _fast_row(i: int, rec: Any) -> CandidateRow | None:
+    """The row of a ledger ``CandidateRecord`` read by attribute (no per-field lookups by name); None for
+    records of another shape (dicts, stand-ins), which :func:`candidate_rows` reads generically."""
+    try:
+        pass_name, stage, status = rec.pass_name, rec.stage, rec.status
+        ids, names, caps = rec.target_node_ids, rec.target_node_names, rec.captures
+        reason, meet, exc, detail = rec.reason, rec.meet_requirements_result, rec.exception, rec.detail
+        psrc, hsrc, removed, added = rec.pattern_source, rec.hook_source, rec.removed_node_ids, rec.added_node_ids
+        max_abs, max_rel, pattern = rec.max_abs_error, rec.max_rel_error, rec.pattern_name
+    except AttributeError:
+        return None
+    if not pass_name or not isinstance(pass_name, str) or not isinstance(stage, str):
+        return None
+    if caps and all(isinstance(c, tuple) and len(c) == 3 and isinstance(c[2], int) for c in caps):
+        captures = [f"{c[1]}:{c[2]}" for c in caps]
+    else:
+        captures = _captures(caps)
+    return CandidateRow(
+        index=i, pass_name=pass_name, stage=stage, pattern_name=_name(pattern),
+        status=status.name if isinstance(status, enum.Enum) else _status_name(status),
+        reason=reason if isinstance(reason, str) else _text(reason),
+        target_ids=list(ids), target_names=list(names) or [str(x) for x in ids], captures=captures,
+        meet_result=_text(meet), exception=exc if isinstance(exc, str) else _text(exc),
+        pattern_source=psrc if isinstance(psrc, str) else _source(psrc),
+        hook_source=hsrc if isinstance(hsrc, str) else _source(hsrc),
+        removed_ids=list(removed), added_ids=list(added), max_abs_error=max_abs, max_rel_error=max_rel,
+        detail=dict(detail) if detail else {}, record=rec)
+
+
 def candidate_rows(ledger: Any) -> list[CandidateRow]:
     """Every ledger record as a :class:`CandidateRow`, in ledger order. O(records)."""
     rows = []
     for i, rec in enumerate(_records(ledger)):
+        if not isinstance(rec, dict):
+            fast = _fast_row(i, rec)
+            if fast is not None:
+                rows.append(fast)
+                continue
         g = rec.get if isinstance(rec, dict) else (lambda k, d=None, _r=rec: getattr(_r, k, d))
         ids = [int(x) for x in (g("target_node_ids") or [])]
         names = [str(x) for x in (g("target_node_names") or [])]

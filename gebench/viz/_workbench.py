@@ -34,12 +34,12 @@ from ._dot import GraphView, build_view, compress_svg, dtype_short, tensor_label
 from ._focus import find_nodes, k_hop
 from ._frontend import CSS, CSS_PATH, ESM_PATH
 from ._layout_cache import LayoutCache
-from ._overview import build_overview
+from ._levels import LevelsMixin
+from ._snapshots import LazyGraphs
 from ._source import (
     CandidateRow,
     candidate_rows,
     pass_summaries,
-    run_snapshots,
 )
 from ._table import CandidateTable, TableQuery
 
@@ -104,20 +104,23 @@ def _desc_text(desc: ir.TensorDesc) -> str:
     return text
 
 
-class Workbench(anywidget.AnyWidget):
+class Workbench(LevelsMixin, anywidget.AnyWidget):
     """Interactive view of a model and a compile run: graph, passes by stage, candidates, diffs.
 
     Args:
         model: a path (anything :func:`gebench.load` reads), an :class:`ir.Graph`, a ``ge.graph.Graph``,
             or a finished ``Run`` (then ``passes`` is ignored).
         passes: pass files/directories for :func:`gebench.compile`; ``None`` shows the graph without a run.
-        threshold: above this many nodes the graph is shown as a focused k-hop view (default 1,500).
+        threshold: above this many nodes the graph opens on the root level of its hierarchy of name scopes
+            (:mod:`._hierarchy`; click a group box to expand it) and selections draw focused k-hop views
+            (default 1,500).
         hops: the k of focused views.
         max_focus_nodes: cap on the nodes of one focused view.
-        overview_groups: at most this many boxes in the whole-model overview of a large graph (nodes are
-            grouped by name prefix; click a box to open it).
+        overview_groups: at most this many items (group boxes plus nodes) in one level of the hierarchy of a
+            large graph (default 64).
         export_dir: where the export buttons write (default ``./gebench_exports``).
-        layout_timeout: seconds allowed for one graphviz layout.
+        layout_timeout: seconds graphviz may take for one layout; a view it does not lay out in time (or one
+            too large for it) gets the layered layout instead (:mod:`._layered`), never an error.
         compile_kwargs: extra keyword arguments for :func:`gebench.compile` (``custom_ops=...``).
 
     Raises:
@@ -161,6 +164,12 @@ class Workbench(anywidget.AnyWidget):
     pane_title = traitlets.Unicode("").tag(sync=True)
     #: what the side pane shows: ``""``, ``"pattern"`` or ``"diff"`` (then it pans and zooms with the main pane)
     side_kind = traitlets.Unicode("").tag(sync=True)
+    #: the hierarchy level drawn, root first: ``[{"group": id, "label": ...}, ...]`` (empty when the drawing
+    #: is not a level: a small graph drawn whole, a focused view)
+    levels = traitlets.List().tag(sync=True)
+    #: per group box drawn: ``{"g<id>": {"candidates": n, "replaced": m, "diff": k}}`` for the selected pass
+    #: and the diff shown
+    group_counts = traitlets.Dict().tag(sync=True)
 
     def __init__(
         self,
@@ -170,9 +179,9 @@ class Workbench(anywidget.AnyWidget):
         threshold: int = 1500,
         hops: int = 2,
         max_focus_nodes: int = 300,
-        overview_groups: int = 200,
+        overview_groups: int = 64,
         export_dir: str | Path | None = None,
-        layout_timeout: float = 30.0,
+        layout_timeout: float = 5.0,
         **compile_kwargs: Any,
     ) -> None:
         super().__init__()
@@ -181,6 +190,8 @@ class Workbench(anywidget.AnyWidget):
         self.max_focus_nodes = max_focus_nodes
         self.max_focus_seeds = 24
         self.overview_groups = overview_groups
+        self.max_level_items = overview_groups
+        self._hierarchies = {}
         self.export_dir = Path(export_dir) if export_dir is not None else Path.cwd() / "gebench_exports"
         self.layout_cache = _SHARED_CACHE if layout_timeout == _SHARED_CACHE.timeout else LayoutCache(timeout=layout_timeout)
         self._passes = passes
@@ -216,8 +227,10 @@ class Workbench(anywidget.AnyWidget):
         self.observe(self._on_snapshot, "snapshot")
         self.observe(self._on_diff_mode, "diff_mode")
         self.observe(self._on_search, "search")
+        self.observe(self._update_group_counts, "highlight")
         self.on_msg(self._on_message)
-        self._load(model)
+        with ir.collector_paused():  # opening builds long-lived rows and indexes: no collector passes over them
+            self._load(model)
 
     # ------------------------------------------------------------------------------------------ loading
     def _load(self, model: Any) -> None:
@@ -324,15 +337,16 @@ class Workbench(anywidget.AnyWidget):
     def _set_run(self, run: Any) -> None:
         self.run = run
         self._explain_cache.clear()
-        snaps = run_snapshots(run)
-        self._set_graphs(snaps)
+        graphs = LazyGraphs.of_run(run)  # dump points are built when first drawn, not here
+        self._set_graphs(graphs)
+        labels = list(graphs)
         self._set_rows(candidate_rows(run.ledger))
         known = self._known_passes(run)
         self.stages = pass_summaries(self._rows, known=known)
         status = getattr(run, "status", "")
         failed = getattr(run, "failed_pass", None)
-        self.title = f"{snaps[-1][1].name if snaps else 'graph'}: {status}" + (f" at {failed}" if failed else "")
-        first = snaps[0][0] if snaps else ""
+        self.title = f"{graphs[labels[-1]].name if labels else 'graph'}: {status}" + (f" at {failed}" if failed else "")
+        first = labels[0] if labels else ""
         keep = self.selected_pass if len(self._table.rows_of(self.selected_pass)) else ""
         # the rows are renumbered: nothing selected before describes the new run
         with self.hold_trait_notifications():
@@ -365,11 +379,23 @@ class Workbench(anywidget.AnyWidget):
         return out
 
     def _default_snapshot(self) -> str:
+        """The first snapshot; for a large graph whose first snapshot is not built yet, the last built one (the
+        run's final graph), so opening costs no snapshot build (a pass's snapshot is built when selected)."""
         labels = list(self._graphs)
-        return labels[0] if labels else ""
+        if not labels:
+            return ""
+        graphs = self._graphs
+        if isinstance(graphs, LazyGraphs) and not graphs.is_built(labels[0]) \
+                and graphs.node_count(labels[0]) > self.threshold:
+            built = [label for label in labels if graphs.is_built(label)]
+            if built:
+                return built[-1]
+        return labels[0]
 
-    def _set_graphs(self, graphs: list[tuple[str, ir.Graph]]) -> None:
-        self._graphs = dict(graphs)
+    def _set_graphs(self, graphs: Any) -> None:
+        """``graphs``: a :class:`LazyGraphs` or ``(label, graph)`` pairs."""
+        self._graphs = graphs if isinstance(graphs, LazyGraphs) else dict(graphs)
+        self._hierarchies = {}
         self.snapshots = list(self._graphs)
 
     # ------------------------------------------------------------------------------------------ progress
@@ -410,19 +436,21 @@ class Workbench(anywidget.AnyWidget):
         return self._view_svg
 
     def _layout(self, view: GraphView) -> str:
+        """SVG of ``view`` from the layout cache: graphviz, or the layered layout for views too large or too
+        slow for it (:meth:`LayoutCache.layout`); never raises for a view."""
         dot = view_to_dot(view)
         if dot in self.layout_cache:
-            return self.layout_cache.svg(dot)
+            return self.layout_cache.layout(view)
         with self._progress(f"laying out {len(view.nodes)} nodes"):
-            return self.layout_cache.svg(dot)
+            return self.layout_cache.layout(view)
 
     def _make_view(self, graph: ir.Graph, seeds: Iterable[int] | None) -> GraphView:
         if len(graph) <= self.threshold:
             return build_view(graph)
         seeds = [s for s in (seeds or []) if graph.has_node_id(s)]
         if not seeds:
-            # nothing selected: the whole model, grouped by name prefix
-            return build_overview(graph, max_groups=self.overview_groups)
+            # nothing selected: the current level of the model's hierarchy (the root at first)
+            return self._level_view(graph)
         else:
             ids = k_hop(graph, seeds[: self.max_focus_seeds], k=self.hops, max_nodes=self.max_focus_nodes)
         return build_view(graph, node_ids=ids)
@@ -437,7 +465,10 @@ class Workbench(anywidget.AnyWidget):
         if gz != self.svg_gz:
             self.svg_gz = gz
         self.view_info = {"snapshot": label, "drawn": len(view.nodes), "total": len(graph),
-                          "focused": view.focused, "overview": view.overview, "bytes": len(gz)}
+                          "focused": view.focused, "overview": view.overview, "bytes": len(gz),
+                          "level": view.level, "engine": self.layout_cache.last_engine}
+        if view.level is None and self.levels:
+            self.levels = []
         self.timings["draw"] = time.perf_counter() - start
         if self.snapshot != label:
             with self.hold_trait_notifications():
@@ -538,12 +569,19 @@ class Workbench(anywidget.AnyWidget):
             self.highlight = {}
 
     def _snapshot_for(self, ids: set[int]) -> str:
-        """The earliest snapshot holding the most of ``ids`` (where a pass's candidates live)."""
+        """The earliest snapshot holding the most of ``ids`` (where a pass's candidates live).
+
+        Snapshots are read in order and the search stops at the first one holding all of ``ids``, so only
+        the snapshots up to it are built (usually one). O(ids) per snapshot read.
+        """
         best, best_count = self.snapshot or self._default_snapshot(), -1
-        for label, graph in self._graphs.items():
+        for label in self._graphs:
+            graph = self._graphs[label]
             count = sum(1 for i in ids if graph.has_node_id(i))
             if count > best_count:
                 best, best_count = label, count
+            if count == len(ids):
+                break
         return best
 
     def _pass_seeds(self, name: str, limit: int = 256) -> list[int]:
@@ -927,17 +965,30 @@ class Workbench(anywidget.AnyWidget):
 
     # ------------------------------------------------------------------------------------------ overview
     def show_overview(self) -> None:
-        """Draw the whole current snapshot: grouped by name prefix above ``threshold`` nodes, else as is."""
+        """Draw the whole current snapshot: the root level of its hierarchy above ``threshold`` nodes, else
+        every node."""
+        self._level = 0
         self._draw(self.snapshot or self._default_snapshot())
         self._refresh_highlight()
 
+    def _draw_level(self, label: str) -> None:
+        """Draw the current level (``_level``) of snapshot ``label`` and restyle it."""
+        self._draw(label)
+        self._refresh_highlight()
+
     def open_group(self, group: int) -> None:
-        """From the overview, draw the nodes of one group (at most ``max_focus_nodes``).
+        """Expand group ``group`` of the drawn level into its own level (:meth:`open_level`); from an old-style
+        overview, draw the nodes of one group (at most ``max_focus_nodes``).
 
         Raises:
-            LookupError: the overview is not shown or has no such group.
+            LookupError: no level or overview is shown, or it has no such group.
         """
         view = self._view
+        if view is not None and view.level is not None:
+            if group not in view.groups:
+                raise LookupError(f"group {group} is not drawn in this level; its groups: {sorted(view.groups)}")
+            self.open_level(group)
+            return
         if view is None or not view.overview or group not in view.groups:
             raise LookupError(f"no overview group {group} is shown; call show_overview() first")
         members = view.groups[group]
@@ -1353,6 +1404,8 @@ class Workbench(anywidget.AnyWidget):
             "explain": lambda: self.why_not(int(content.get("node", self.selected_node))),
             "overview": self.show_overview,
             "open_group": lambda: self.open_group(int(content.get("group", -1))),
+            "open_level": lambda: self.open_level(int(content.get("group", 0))),
+            "level_up": self.level_up,
             "show_source": lambda: self.show_source(str(content.get("src", ""))),
             "select_pass": lambda: self.select_pass(str(content.get("name", self.selected_pass))),
             "select_candidate": lambda: self.select_candidate(int(content.get("index", self.selected_candidate))),

@@ -1,0 +1,154 @@
+"""The workbench's hierarchy levels: which level of which snapshot is drawn, expanding and collapsing groups, and
+the counts shown on group boxes.
+
+Part of :class:`gebench.viz.Workbench` (a mixin; the widget declares the ``levels`` and ``group_counts``
+traits). A graph above the workbench's ``threshold`` opens on the root level of its hierarchy
+(:mod:`._hierarchy`); :meth:`LevelsMixin.open_level` draws another level, each laid out alone and cached by the
+layout cache (a level drawn again costs no layout). Hierarchies are derived once per graph, O(n * depth).
+"""
+
+from __future__ import annotations
+
+import logging
+from collections import Counter
+from typing import Any
+
+from gebench import ir
+
+from ._dot import GraphView
+from ._hierarchy import Hierarchy, derive_hierarchy
+
+__all__ = ["LevelsMixin"]
+
+_log = logging.getLogger(__name__)
+
+
+class LevelsMixin:
+    """Hierarchy levels for :class:`~gebench.viz.Workbench` (see the module docstring)."""
+
+    #: the most items (child groups plus own nodes) one level of the hierarchy holds
+    max_level_items: int = 64
+    _level: int = 0
+    _hierarchies: dict[int, tuple[ir.Graph, Hierarchy]]
+    _count_cache: tuple[Any, dict[str, dict[str, int]]] | None = None
+
+    # provided by the widget
+    _graphs: Any
+    _view: GraphView | None
+    snapshot: str
+    levels: list
+    group_counts: dict
+    status_text: str
+
+    def hierarchy(self, label: str | None = None) -> Hierarchy:
+        """The hierarchy of snapshot ``label`` (default: the one drawn), derived on first use and kept.
+
+        Raises:
+            KeyError: no such snapshot.
+        """
+        graph = self._graphs[label or self.snapshot]
+        return self._hierarchy_of(graph)
+
+    def _hierarchy_of(self, graph: ir.Graph) -> Hierarchy:
+        if not hasattr(self, "_hierarchies") or self._hierarchies is None:
+            self._hierarchies = {}
+        hit = self._hierarchies.get(id(graph))
+        if hit is not None and hit[0] is graph:
+            return hit[1]
+        h = derive_hierarchy(graph, max_children=self.max_level_items)
+        self._hierarchies[id(graph)] = (graph, h)
+        _log.debug("hierarchy of %s: %d groups (%s)", graph.name, len(h), h.mode)
+        return h
+
+    def _level_view(self, graph: ir.Graph, level: int | None = None) -> GraphView:
+        """The view of one level (default: the current one, or the root when the current one does not exist in
+        this graph's hierarchy); sets the ``levels`` breadcrumb."""
+        h = self._hierarchy_of(graph)
+        level = self._level if level is None else level
+        if not 0 <= level < len(h.groups):
+            level = 0
+        self._level = level
+        self.levels = h.breadcrumb(level)
+        return h.level_view(level)
+
+    def open_level(self, group: int) -> None:
+        """Draw the level of group ``group`` of the drawn snapshot's hierarchy (0: the root). The level's layout
+        is cached: drawing it again costs no layout.
+
+        Raises:
+            LookupError: nothing drawn yet, or no such group.
+        """
+        label = self.snapshot
+        if not label or label not in self._graphs:
+            raise LookupError("nothing is drawn yet")
+        h = self.hierarchy(label)
+        if not 0 <= group < len(h.groups):
+            raise LookupError(f"no group {group}; the hierarchy of {label} has {len(h.groups)} groups")
+        self._level = group
+        self._draw_level(label)  # type: ignore[attr-defined]
+        g = h.groups[group]
+        self.status_text = (f"{g.label if group else 'model'}: {g.size} nodes, {len(g.children)} groups, "
+                            f"{len(g.nodes)} nodes of its own")
+
+    def level_up(self) -> None:
+        """Collapse the drawn level into its parent's (the breadcrumb's previous entry); at the root, or when
+        the drawing is not a level (a focused view), draw the current level again.
+
+        Raises:
+            LookupError: nothing drawn yet.
+        """
+        view = self._view
+        label = self.snapshot
+        if view is None or not label:
+            raise LookupError("nothing is drawn yet")
+        if view.level is None:
+            self.open_level(self._level)
+            return
+        parent = self.hierarchy(label).groups[view.level].parent
+        self.open_level(max(parent, 0))
+
+    def _update_group_counts(self, _change: Any = None) -> None:
+        """``group_counts``: for each group box drawn, the selected pass's candidates (counted at their first
+        target node) and replaced ones, and the nodes the current diff marks. Cached per (pass, drawing);
+        O(candidates of the pass * depth) when not cached."""
+        view = self._view
+        if view is None or view.level is None:
+            if self.group_counts:
+                self.group_counts = {}
+            return
+        graph = self._view_graph  # type: ignore[attr-defined]
+        h = self._hierarchy_of(graph)
+        name = getattr(self, "selected_pass", "")
+        key = (name, id(view), id(getattr(self, "_table", None)))
+        cached = self._count_cache
+        if cached is not None and cached[0] == key:
+            counts = {el: dict(c) for el, c in cached[1].items()}
+        else:
+            counts = {}
+            if name:
+                cand: Counter[str] = Counter()
+                repl: Counter[str] = Counter()
+                for row in self.pass_rows(name):  # type: ignore[attr-defined]
+                    if row.status == "LINT" or not row.target_ids:
+                        continue
+                    item = h.item_at(view.level, row.target_ids[0])
+                    if item is None or item >= 0:
+                        continue
+                    el = f"g{-item - 1}"
+                    cand[el] += 1
+                    if row.status == "REPLACED":
+                        repl[el] += 1
+                for el, c in cand.items():
+                    counts[el] = {"candidates": c, "replaced": repl.get(el, 0)}
+            self._count_cache = (key, {el: dict(c) for el, c in counts.items()})
+        sticky = getattr(self, "_sticky", {}) or {}
+        diff = Counter()
+        for nid, cls in sticky.items():
+            if str(cls).startswith("gb_diff"):
+                item = h.item_at(view.level, nid)
+                if item is not None and item < 0:
+                    diff[f"g{-item - 1}"] += 1
+        for el, d in diff.items():
+            counts.setdefault(el, {"candidates": 0, "replaced": 0})["diff"] = d
+        if counts != self.group_counts:
+            self.group_counts = counts
