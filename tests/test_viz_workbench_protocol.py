@@ -165,7 +165,7 @@ def test_keyboard_steps_follow_the_table_order_and_back_returns(wb):
     wb.select_pass("AddZero")
     wb.set_table_query(sort="i", desc=True)
     assert wb.step_candidate(1) == 3 and wb.step_candidate(1) == 2
-    assert wb.sent[-1] == {"reply": "selected_pos", "version": wb.table["version"], "index": 2, "pos": 1}
+    assert wb.table_sel == {"version": wb.table["version"], "index": 2, "pos": 1}
     assert wb.step_candidate(-1) == 3
     assert wb.next_rewrite() == 0 and wb.selected_pass == "FuseMatMulAdd"  # the only rewrite, another pass
     assert wb.back() and wb.selected_candidate == 3 and wb.selected_pass == "AddZero"

@@ -49,6 +49,10 @@ _log = logging.getLogger(__name__)
 
 _SHARED_CACHE = LayoutCache(capacity=128)
 
+#: front-end requests answered without a layout or a run: their trait changes go out as one message
+_QUICK_ACTIONS = frozenset({"select_pass", "select_candidate", "table", "step_candidate", "next_rewrite",
+                            "search_step", "back", "show_source"})
+
 #: rows of the candidate table sent with each new table (the front end asks for the others by page)
 FIRST_PAGE = 80
 
@@ -164,6 +168,8 @@ class Workbench(LevelsMixin, anywidget.AnyWidget):
     pane_title = traitlets.Unicode("").tag(sync=True)
     #: what the side pane shows: ``""``, ``"pattern"`` or ``"diff"`` (then it pans and zooms with the main pane)
     side_kind = traitlets.Unicode("").tag(sync=True)
+    #: the selected candidate's place in the table as shown: ``{"version", "index", "pos"}`` (pos -1: filtered out)
+    table_sel = traitlets.Dict().tag(sync=True)
     #: the hierarchy level drawn, root first: ``[{"group": id, "label": ...}, ...]`` (empty when the drawing
     #: is not a level: a small graph drawn whole, a focused view)
     levels = traitlets.List().tag(sync=True)
@@ -725,7 +731,7 @@ class Workbench(LevelsMixin, anywidget.AnyWidget):
         elif not self.diff_mode.endswith(":side"):  # a side-by-side diff keeps its "after" pane
             self._draw_pattern(row)
         pos = self._table.position(self._order, index)
-        self.send({"reply": "selected_pos", "version": self._table_version, "index": index, "pos": pos})
+        self.table_sel = {"version": self._table_version, "index": index, "pos": pos}
 
     def _candidate_html(self, row: CandidateRow) -> str:
         e = html.escape
@@ -1387,11 +1393,15 @@ class Workbench(LevelsMixin, anywidget.AnyWidget):
         if not isinstance(content, dict):
             return
         seq = content.get("seq")
-        try:
-            self._handle(content)
-        finally:
-            if isinstance(seq, int) and seq > self.seq:
-                self.seq = seq
+        # quick actions send all their trait changes and the seq in one message (one redraw in the page);
+        # slow ones (runs, layouts) do not, so that their busy status shows while they run
+        quick = content.get("action") in _QUICK_ACTIONS
+        with self.hold_sync() if quick else contextlib.nullcontext():
+            try:
+                self._handle(content)
+            finally:
+                if isinstance(seq, int) and seq > self.seq:
+                    self.seq = seq
 
     def _handle(self, content: dict) -> None:
         action = content.get("action")

@@ -304,46 +304,79 @@ function render({ model, el: root }) {
   minimap.addEventListener("wheel", (ev) => ev.stopPropagation());
 
   // ------------------------------------------------------------------ drawing and highlighting
-  const addGlyphs = (svg) => {
-    // status shown by a shape too (colour-blind users): one glyph at the top-left of each coloured box
-    for (const g of svg.querySelectorAll("text.gb-glyph")) g.remove();
-    for (const g of svg.querySelectorAll("g.node[data-gbhl]")) {
-      const m = /gb_st_(\w+)/.exec(g.dataset.gbhl);
-      const st = m && CSS_STATUS[m[1]];
-      if (!st) continue;
-      const shape = g.querySelector("polygon, path");
-      if (!shape || !shape.getBBox) continue;
-      const b = shape.getBBox();
-      const t = document.createElementNS("http://www.w3.org/2000/svg", "text");
-      t.setAttribute("class", "gb-glyph");
-      t.setAttribute("x", String(b.x + 2)); t.setAttribute("y", String(b.y + 9));
-      t.textContent = STATUS_ICON[st];
-      g.appendChild(t);
+  // the top-left corner of a node's box, read from its polygon's points (no layout needed)
+  const corner = (g) => {
+    const shape = g.querySelector("polygon");
+    if (!shape) return null;
+    let x = Infinity, y = Infinity;
+    for (const p of (shape.getAttribute("points") || "").trim().split(/\s+/)) {
+      const [px, py] = p.split(",").map(Number);
+      if (px < x) x = px;
+      if (py < y) y = py;
     }
+    return Number.isFinite(x) && Number.isFinite(y) ? [x, y] : null;
   };
+  // status shown by a shape too (colour-blind users): a glyph at the top-left of each coloured box
+  const setGlyph = (g, cls) => {
+    const m = cls ? /gb_st_(\w+)/.exec(cls) : null;
+    const st = m && CSS_STATUS[m[1]];
+    let t = g.gbGlyph;
+    if (!st) { if (t) { t.remove(); g.gbGlyph = null; } return; }
+    if (!t) {
+      const xy = corner(g);
+      if (!xy) return;
+      t = document.createElementNS("http://www.w3.org/2000/svg", "text");
+      t.setAttribute("class", "gb-glyph");
+      t.setAttribute("x", String(xy[0] + 2)); t.setAttribute("y", String(xy[1] + 9));
+      g.appendChild(t);
+      g.gbGlyph = t;
+    }
+    t.textContent = STATUS_ICON[st];
+  };
+  // what is applied to the drawing now (element id -> classes): updates touch only what changed, so a
+  // row click on a pass with thousands of coloured nodes restyles a handful of elements
+  let shownHl = new Map();
+  let shownClicked = null;
   const applyHighlight = () => {
     const hl = model.get("highlight") || {};
-    for (const g of content.querySelectorAll("[data-gbhl]")) {
-      for (const c of g.dataset.gbhl.split(" ")) if (c) g.classList.remove(c);
-      delete g.dataset.gbhl;
-    }
-    for (const g of content.querySelectorAll(".gb_clicked")) g.classList.remove("gb_clicked");
     const svg = content.querySelector("svg");
-    if (!svg) return;
-    for (const [id, cls] of Object.entries(hl)) {
+    if (!svg) { shownHl = new Map(); shownClicked = null; return; }
+    const ids = new Set();
+    for (const [id, cls] of shownHl) if (hl[id] !== cls) ids.add(id);
+    for (const id in hl) if (shownHl.get(id) !== hl[id]) ids.add(id);
+    let selMoved = false;
+    for (const id of ids) {
       const g = svg.getElementById(id);
-      if (!g) continue;
-      for (const c of cls.split(" ")) if (c) g.classList.add(c);
-      g.dataset.gbhl = cls;
+      const old = shownHl.get(id), now = hl[id];
+      if (!g) { shownHl.delete(id); continue; }
+      if (old) for (const c of old.split(" ")) if (c) g.classList.remove(c);
+      if (now) {
+        for (const c of now.split(" ")) if (c) g.classList.add(c);
+        g.dataset.gbhl = now; shownHl.set(id, now);
+      } else { delete g.dataset.gbhl; shownHl.delete(id); }
+      if ((old || "").includes("gb_sel") !== (now || "").includes("gb_sel")) selMoved = true;
+      if (g.classList.contains("node")) setGlyph(g, now);
     }
     const sel = model.get("selected_node");
-    if (sel >= 0) { const g = svg.getElementById("n" + sel); if (g) g.classList.add("gb_clicked"); }
-    addGlyphs(svg);
-    // bring the selection (or the first highlighted node) into view when it is off screen
-    const focus = content.querySelector("g.node.gb_sel") || content.querySelector("g.node.gb_clicked")
-      || content.querySelector("g.node[data-gbhl]");
-    if (focus && !pz.visible(focus)) { lastFit = ""; pz.center(focus); }
+    const clicked = sel >= 0 ? svg.getElementById("n" + sel) : null;
+    if (clicked !== shownClicked) {
+      if (shownClicked) shownClicked.classList.remove("gb_clicked");
+      if (clicked) clicked.classList.add("gb_clicked");
+      shownClicked = clicked; selMoved = true;
+    }
+    if (!selMoved && !ids.size) return;
+    // bring the selection (or the first highlighted node) into view when it is off screen; measured in the
+    // next frame, after every change of this answer is in the page (one layout, not one per change)
+    if (!centerQueued) {
+      centerQueued = true;
+      requestAnimationFrame(() => {
+        centerQueued = false;
+        const focus = content.querySelector("g.node.gb_sel") || shownClicked || content.querySelector("g.node[data-gbhl]");
+        if (focus && !pz.visible(focus)) { lastFit = ""; pz.center(focus); }
+      });
+    }
   };
+  let centerQueued = false;
   const applySideHighlight = () => {
     const hl = model.get("side_highlight") || {};
     const svg = sideContent.querySelector("svg");
@@ -405,6 +438,7 @@ function render({ model, el: root }) {
     const text = await inflate(model.get("svg_gz"));
     if (my !== svgSerial) return; // a newer drawing arrived while this one was inflating
     content.innerHTML = text;
+    shownHl = new Map(); shownClicked = null;
     root.dataset.svgSerial = String(my);
     if (miniUrl) URL.revokeObjectURL(miniUrl);
     miniUrl = text ? URL.createObjectURL(new Blob([text], { type: "image/svg+xml" })) : null;
@@ -446,8 +480,8 @@ function render({ model, el: root }) {
     const g = ev.target.closest ? ev.target.closest("g.node") : null;
     if (g && g.id && g.id[0] === "g") { request("open_group", { group: parseInt(g.id.slice(1), 10) }); return; }
     if (!g || !g.id || g.id[0] !== "n") return;
-    for (const o of content.querySelectorAll(".gb_clicked")) o.classList.remove("gb_clicked");
-    g.classList.add("gb_clicked");
+    if (shownClicked) shownClicked.classList.remove("gb_clicked");
+    g.classList.add("gb_clicked"); shownClicked = g;
     request("select_node", { node: parseInt(g.id.slice(1), 10) });
   });
 
@@ -541,9 +575,11 @@ function render({ model, el: root }) {
     return tr;
   };
   const drawRows = () => {
-    const h = viewport.clientHeight || 200;
-    const first = Math.max(0, Math.floor(viewport.scrollTop / ROW_H) - 5);
-    const last = Math.min(tbl.total, Math.ceil((viewport.scrollTop + h) / ROW_H) + 5);
+    // the viewport's height and scroll offset are tracked (resize observer, scroll events), never read
+    // here: reading them would force a layout of the whole page in the middle of an update
+    const h = viewH || 200;
+    const first = Math.max(0, Math.floor(scrollY / ROW_H) - 5);
+    const last = Math.min(tbl.total, Math.ceil((scrollY + h) / ROW_H) + 5);
     const frag = document.createDocumentFragment();
     for (let pos = first; pos < last; pos++) {
       const r = rowAt(pos);
@@ -556,7 +592,10 @@ function render({ model, el: root }) {
     rowsEl.replaceChildren(frag);
   };
   let scrollQueued = false;
+  let viewH = 0, scrollY = 0;
+  const scrollTo = (y) => { y = Math.max(0, Math.min(y, tbl.total * ROW_H - (viewH || 0))); if (y !== scrollY) { scrollY = y; viewport.scrollTop = y; } };
   viewport.addEventListener("scroll", () => {
+    scrollY = viewport.scrollTop;
     if (scrollQueued) return;
     scrollQueued = true;
     requestAnimationFrame(() => { scrollQueued = false; drawRows(); });
@@ -605,7 +644,8 @@ function render({ model, el: root }) {
       pages = new Map();
       asked.clear();
       if (t.page && t.page.i) pages.set(0, t.page);
-      viewport.scrollTop = t.selected_pos > 0 ? Math.max(0, t.selected_pos * ROW_H - 2 * ROW_H) : 0;
+      spacer.style.height = `${(t.total || 0) * ROW_H}px`;
+      scrollTo(t.selected_pos > 0 ? t.selected_pos * ROW_H - 2 * ROW_H : 0);
     }
     root.dataset.tableVersion = String(tbl.version);
     table.classList.toggle("gb-table-empty", !tbl.pass || !tbl.total);
@@ -615,8 +655,8 @@ function render({ model, el: root }) {
   };
   const scrollToPos = (pos) => {
     if (pos < 0) return;
-    const top = pos * ROW_H, h = viewport.clientHeight || 200;
-    if (top < viewport.scrollTop || top + ROW_H > viewport.scrollTop + h) viewport.scrollTop = Math.max(0, top - h / 2);
+    const top = pos * ROW_H, h = viewH || 200;
+    if (top < scrollY || top + ROW_H > scrollY + h) scrollTo(top - h / 2);
   };
   model.on("msg:custom", (msg) => {
     if (!msg || !msg.reply) return;
@@ -624,8 +664,6 @@ function render({ model, el: root }) {
       if (msg.version !== tbl.version) return; // a page of an older table
       pages.set(Math.floor(msg.offset / PAGE), msg);
       drawRows();
-    } else if (msg.reply === "selected_pos") {
-      if (msg.version === tbl.version && fresh()) { scrollToPos(msg.pos); drawRows(); }
     } else if (msg.reply === "names") {
       setNames(msg.pane, msg.names || {});
     }
@@ -731,7 +769,8 @@ function render({ model, el: root }) {
   table.addEventListener("mousedown", (ev) => { if (!(ev.target.closest && ev.target.closest("a"))) root.focus({ preventScroll: true }); });
 
   // ------------------------------------------------------------------ size: the graph takes the free space
-  const ro = new ResizeObserver(() => {
+  const ro = new ResizeObserver((entries) => {
+    for (const e of entries) if (e.target === viewport) viewH = e.contentRect.height;
     if (lastFit === "whole") pz.fit(true); else if (lastFit === "first") pz.fit(false);
     updateMinimap();
     drawRows();
@@ -746,6 +785,10 @@ function render({ model, el: root }) {
   watch(["stages", "reload_report", "selected_pass"], renderPasses);
   watch(["table"], renderTable);
   watch(["selected_candidate"], drawRows);
+  watch(["table_sel"], () => {
+    const s = model.get("table_sel") || {};
+    if (s.version === tbl.version) { scrollToPos(s.pos); drawRows(); }
+  });
   watch(["details_html"], renderDetails);
   watch(["snapshots", "snapshot"], renderSnaps);
   watch(["status_text", "busy", "view_info", "title"], renderStatus);
