@@ -179,3 +179,14 @@ def test_the_summary_counts_the_pre_run_graph_without_building_it(model, pass_di
     assert pending > 0
     assert cli.format_summary(run).startswith("compile SUCCESS: 4 -> 4 nodes")
     assert run.ir_snapshots.pending() == pending
+
+
+def test_a_pass_file_that_fails_to_load_is_reported_once_and_unrun_passes_have_no_counts(model, pass_dir, capsys):
+    (pass_dir / "broken.py").write_text("import ge.passes\nraise ValueError('broken on purpose')\n")
+    code = cli.main(["compile", str(model), "--passes", str(pass_dir)])
+    out = capsys.readouterr().out
+    assert code == 1
+    assert out.count("broken on purpose") == 1, out
+    assert "load error: " in out and "broken.py:2" in out
+    assert "candidates" not in out  # ReluToAbs never ran: GE stops before the first stage
+    assert "not run (the compile stopped before them): [BeforeInferShape] ReluToAbs" in out

@@ -186,13 +186,22 @@ def format_summary(run: Any) -> str:
         rank = STAGE_ORDER.index(stage) if stage in STAGE_ORDER else len(STAGE_ORDER)
         return rank, desc.pass_name.encode()
 
+    ran = {r.get("pass_name") for r in getattr(run, "pass_results", None) or ()}
+    not_run = []
     for desc in sorted(run.passes, key=order):
         stage = getattr(desc.stage, "value", str(desc.stage))
+        if desc.pass_name not in ran and desc.pass_name not in summary:
+            not_run.append(f"[{stage}] {desc.pass_name}")  # the compile stopped before this pass: no counts
+            continue
         entry = summary.get(desc.pass_name, {"candidates": 0, "replaced": 0, "rejected": {}, "lints": 0})
         rejected = ", ".join(f"{k}={v}" for k, v in sorted(entry["rejected"].items())) or "none"
         lines.append(f"  [{stage}] {desc.pass_name}: {entry['candidates']} candidates, {entry['replaced']} replaced, "
                      f"rejected: {rejected}" + (f", {entry['lints']} lints" if entry["lints"] else ""))
-    lints = [r for r in run.ledger if getattr(r.status, "name", "") == "LINT"]
+    if not_run:
+        lines.append(f"  not run (the compile stopped before them): {', '.join(not_run)}")
+    # a load error is also in the ledger as a lint: it is listed once, above
+    load_texts = {str(err) for err in run.load_errors}
+    lints = [r for r in run.ledger if getattr(r.status, "name", "") == "LINT" and r.reason not in load_texts]
     for r in lints:
         source = r.detail.get("source") if isinstance(r.detail, dict) else ""
         lines.append(f"  lint {r.pass_name or '-'}: {r.reason}" + (f" ({source})" if source else ""))
