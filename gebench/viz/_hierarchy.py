@@ -105,8 +105,9 @@ class Hierarchy:
         mode: the rule that made the groups: ``"scope"``, ``"stem"`` or ``"chunks"``.
     """
 
-    def __init__(self, graph: ir.Graph, groups: list[Group], group_of: dict[int, int], mode: str,
-                 order: dict[int, int]) -> None:
+    def __init__(
+        self, graph: ir.Graph, groups: list[Group], group_of: dict[int, int], mode: str, order: dict[int, int]
+    ) -> None:
         self.graph = graph
         self.groups = groups
         self.group_of = group_of
@@ -234,7 +235,9 @@ class Hierarchy:
         self._edges, self._direct, self._outside = dict(edges), dict(direct), dict(outside)
 
     # ------------------------------------------------------------------ a level as a view
-    def level_view(self, level: int, *, edge_labels: bool | None = None, label_threshold: int = 400) -> GraphView:
+    def level_view(
+        self, level: int, *, edge_labels: bool | None = None, label_threshold: int = 400
+    ) -> GraphView:
         """What to draw for the level of group ``level``: its child groups as boxes (size and main op types, edge
         counts between boxes) and its own nodes as ops, Consts folded into their consumers. Nodes with edges
         leaving the group show how many (``hidden_neighbours``).
@@ -262,8 +265,14 @@ class Hierarchy:
         for nid in grp.nodes:
             node = graph.node(nid)
             if node.op_type in CONST_OP_TYPES:
-                consumer = next((c for _, c, _ in graph.all_uses(node)
-                                 if c.id in mine and c.op_type not in CONST_OP_TYPES), None)
+                consumer = next(
+                    (
+                        c
+                        for _, c, _ in graph.all_uses(node)
+                        if c.id in mine and c.op_type not in CONST_OP_TYPES
+                    ),
+                    None,
+                )
                 if consumer is not None:
                     folded[nid] = consumer.id
                     continue
@@ -275,11 +284,21 @@ class Hierarchy:
         for cid in grp.children:
             child = self.groups[cid]
             ops = ", ".join(self.top_ops(cid)) or "Const"
-            nodes.append(ViewNode(_item_key(cid), f"{child.size} nodes: {ops}", child.label,
-                                  hidden_neighbours=outside.get(_item_key(cid), 0), element=group_element_id(cid)))
+            nodes.append(
+                ViewNode(
+                    _item_key(cid),
+                    f"{child.size} nodes: {ops}",
+                    child.label,
+                    hidden_neighbours=outside.get(_item_key(cid), 0),
+                    element=group_element_id(cid),
+                )
+            )
         for node in drawn:
-            nodes.append(ViewNode(node.id, node.name, node.op_type, fold_count.get(node.id, 0),
-                                  outside.get(node.id, 0)))
+            nodes.append(
+                ViewNode(
+                    node.id, node.name, node.op_type, fold_count.get(node.id, 0), outside.get(node.id, 0)
+                )
+            )
         drawn_ids = {n.id for n in nodes}
         edges: list[ViewEdge] = []
         for u, sp, v, dp in self._direct.get(level, []):
@@ -292,8 +311,18 @@ class Hierarchy:
             if a in drawn_ids and b in drawn_ids and a != b:
                 edges.append(ViewEdge(a, -2, b, -2, str(count) if count > 1 else ""))
         element_of = _LevelElements(self, level, folded)
-        return GraphView(graph.name, nodes, edges, element_of, total_nodes=len(graph), edge_labels=edge_labels,
-                         focused=False, element_prefix="n", groups={c: [] for c in grp.children}, level=level)
+        return GraphView(
+            graph.name,
+            nodes,
+            edges,
+            element_of,
+            total_nodes=len(graph),
+            edge_labels=edge_labels,
+            focused=False,
+            element_prefix="n",
+            groups={c: [] for c in grp.children},
+            level=level,
+        )
 
     def counts(self, level: int, node_ids: Iterable[int]) -> dict[str, int]:
         """Element id of the item of ``level`` -> how many of ``node_ids`` it stands for (nodes not under the
@@ -486,8 +515,9 @@ def _derive(graph: ir.Graph, max_children: int) -> Hierarchy:
 
 
 def _simplify(groups: list[Group], group_of: dict[int, int], const_ids: set[int]) -> None:
-    """Dissolve one-node groups into their parents; a root holding one group only takes that group's content.
-    Dissolved groups keep their slot with ``parent == -2`` (dropped by :func:`_renumber`)."""
+    """Dissolve one-node groups into their parents; a group holding one group only (and no op of its own; the
+    root whatever it holds) takes that group's content. Dissolved groups keep their slot with ``parent == -2``
+    (dropped by :func:`_renumber`)."""
     for g in reversed(groups[1:]):  # children before parents
         if g.parent < 0:
             continue
@@ -499,17 +529,22 @@ def _simplify(groups: list[Group], group_of: dict[int, int], const_ids: set[int]
                 group_of[nid] = parent.id
             g.nodes = []
             g.parent = -2
-    root = groups[0]
-    while len(root.children) == 1 and all(n in const_ids for n in root.nodes):
-        only = groups[root.children[0]]
-        root.label = f"{root.label}/{only.label}" if root.label else only.label
-        root.children = list(only.children)
-        root.nodes.extend(only.nodes)
-        for nid in only.nodes:
-            group_of[nid] = 0
-        for cid in only.children:
-            groups[cid].parent = 0
-        only.nodes, only.children, only.parent = [], [], -2
+    # a group holding one group only (the root: whatever inputs and outputs it holds too) takes its content
+    for g in groups:
+        if g.parent == -2:
+            continue
+        while len(g.children) == 1 and (g.id == 0 or all(n in const_ids for n in g.nodes)):
+            only = groups[g.children[0]]
+            if g.id != 0:
+                g.label = f"{g.label}/{only.label}"
+                g.kind = only.kind
+            g.children = list(only.children)
+            g.nodes.extend(only.nodes)
+            for nid in only.nodes:
+                group_of[nid] = g.id
+            for cid in only.children:
+                groups[cid].parent = g.id
+            only.nodes, only.children, only.parent = [], [], -2
 
 
 def _renumber(groups: list[Group], group_of: dict[int, int]) -> tuple[list[Group], dict[int, int]]:
@@ -528,8 +563,14 @@ def _renumber(groups: list[Group], group_of: dict[int, int]) -> tuple[list[Group
     return keep, {nid: new_id[gid] for nid, gid in group_of.items()}
 
 
-def _bound_fanout(groups: list[Group], group_of: dict[int, int], graph: ir.Graph, order: dict[int, int],
-                  const_ids: set[int], max_children: int) -> None:
+def _bound_fanout(
+    groups: list[Group],
+    group_of: dict[int, int],
+    graph: ir.Graph,
+    order: dict[int, int],
+    const_ids: set[int],
+    max_children: int,
+) -> None:
     """Give every group with more than ``max_children`` items nested, balanced range groups of consecutive
     items (graph order). Appends the range groups (:func:`_renumber` then puts parents first again)."""
     todo = list(range(len(groups)))
@@ -557,7 +598,7 @@ def _bound_fanout(groups: list[Group], group_of: dict[int, int], graph: ir.Graph
             per = fan
             new_items: list[int] = []
             for i in range(0, len(level_items), per):
-                chunk = level_items[i:i + per]
+                chunk = level_items[i : i + per]
                 rid = len(groups)
                 rng = Group(rid, _range_label(groups, graph, chunk), "range", gid, first=first(chunk[0]))
                 groups.append(rng)

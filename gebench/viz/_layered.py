@@ -76,8 +76,9 @@ def _longest_path_layers(view: GraphView) -> dict[int, int]:
 
 def _dummy_work(view: GraphView, layer: dict[int, int]) -> int:
     """Nodes plus the dummy vertices a layered layout would add (sum of edge spans beyond one layer)."""
-    spans = sum(max(0, abs(layer[e.dst] - layer[e.src]) - 1) for e in view.edges
-                if e.src in layer and e.dst in layer)
+    spans = sum(
+        max(0, abs(layer[e.dst] - layer[e.src]) - 1) for e in view.edges if e.src in layer and e.dst in layer
+    )
     return len(view.nodes) + spans
 
 
@@ -106,8 +107,13 @@ def _positions_sugiyama(view: GraphView) -> tuple[dict[int, tuple[float, float]]
     sizes = {n.id: _size(n) for n in view.nodes}
     ids = [n.id for n in view.nodes]
     dense = {nid: i for i, nid in enumerate(ids)}
-    pairs = sorted({(dense[e.src], dense[e.dst]) for e in view.edges
-                    if e.src in dense and e.dst in dense and e.src != e.dst})
+    pairs = sorted(
+        {
+            (dense[e.src], dense[e.dst])
+            for e in view.edges
+            if e.src in dense and e.dst in dense and e.src != e.dst
+        }
+    )
     unit_x = max((w for w, _ in sizes.values()), default=80.0) + _GAP_X
     unit_y = max((h for _, h in sizes.values()), default=_BOX_H) + _GAP_Y
     pos: dict[int, tuple[float, float]] = {}
@@ -170,13 +176,18 @@ def layered_svg(view: GraphView, *, engine: str | None = None) -> tuple[str, str
         try:
             pos, bends = _positions_sugiyama(view)
         except Exception:  # noqa: BLE001 - any failure of the optional engine: the simple one draws the view
-            _log.warning("fast-sugiyama failed on a view of %d nodes; using the simple layered layout",
-                         len(view.nodes), exc_info=True)
+            _log.warning(
+                "fast-sugiyama failed on a view of %d nodes; using the simple layered layout",
+                len(view.nodes),
+                exc_info=True,
+            )
             engine = "simple"
     if engine == "simple":
         pos, bends = _positions_simple(view, layer)
     svg = _draw(view, pos, bends)
-    _log.debug("layered layout (%s) of %d nodes in %.2f s", engine, len(view.nodes), time.perf_counter() - start)
+    _log.debug(
+        "layered layout (%s) of %d nodes in %.2f s", engine, len(view.nodes), time.perf_counter() - start
+    )
     return svg, engine
 
 
@@ -185,9 +196,11 @@ def _draw(view: GraphView, pos: dict[int, tuple[float, float]], bends: dict) -> 
     sizes = {n.id: _size(n) for n in view.nodes}
     width = max((pos[i][0] + sizes[i][0] / 2 for i in pos), default=0.0) + 8
     height = max((pos[i][1] + sizes[i][1] / 2 for i in pos), default=0.0) + 8
-    out = [f'<svg width="{width:.0f}pt" height="{height:.0f}pt" viewBox="0.00 0.00 {width:.2f} {height:.2f}" '
-           'xmlns="http://www.w3.org/2000/svg" xmlns:xlink="http://www.w3.org/1999/xlink">',
-           '<g id="gb_graph" class="graph" transform="translate(4 4)">']
+    out = [
+        f'<svg width="{width:.0f}pt" height="{height:.0f}pt" viewBox="0.00 0.00 {width:.2f} {height:.2f}" '
+        'xmlns="http://www.w3.org/2000/svg" xmlns:xlink="http://www.w3.org/1999/xlink">',
+        '<g id="gb_graph" class="graph" transform="translate(4 4)">',
+    ]
     for n in view.nodes:
         if n.id not in pos:
             continue
@@ -204,16 +217,24 @@ def _draw(view: GraphView, pos: dict[int, tuple[float, float]], bends: dict) -> 
             cls += " gb_cut"
         x0, y0, x1, y1 = x - w / 2, y - h / 2, x + w / 2, y + h / 2
         out.append(f'<g id="{e(el)}" class="node {cls}">')
-        out.append(f'<polygon fill="#ffffff" stroke="#5a6270" points="{x1:.1f},{y0:.1f} {x0:.1f},{y0:.1f} '
-                   f'{x0:.1f},{y1:.1f} {x1:.1f},{y1:.1f} {x1:.1f},{y0:.1f}"/>')
-        out.append(f'<text text-anchor="middle" x="{x:.1f}" y="{y0 + 13:.1f}" font-weight="bold" '
-                   f'font-size="10.00">{e(_short(n.op_type))}</text>')
-        out.append(f'<text text-anchor="middle" x="{x:.1f}" y="{y0 + 24:.1f}" font-size="8.00">'
-                   f'{e(_short(n.name))}</text>')
+        out.append(
+            f'<polygon fill="#ffffff" stroke="#5a6270" points="{x1:.1f},{y0:.1f} {x0:.1f},{y0:.1f} '
+            f'{x0:.1f},{y1:.1f} {x1:.1f},{y1:.1f} {x1:.1f},{y0:.1f}"/>'
+        )
+        out.append(
+            f'<text text-anchor="middle" x="{x:.1f}" y="{y0 + 13:.1f}" font-weight="bold" '
+            f'font-size="10.00">{e(_short(n.op_type))}</text>'
+        )
+        out.append(
+            f'<text text-anchor="middle" x="{x:.1f}" y="{y0 + 24:.1f}" font-size="8.00">'
+            f"{e(_short(n.name))}</text>"
+        )
         extra = _extra(n)
         if extra:
-            out.append(f'<text text-anchor="middle" x="{x:.1f}" y="{y0 + 35:.1f}" font-size="7.00" '
-                       f'fill="#6b7280">{e(extra)}</text>')
+            out.append(
+                f'<text text-anchor="middle" x="{x:.1f}" y="{y0 + 35:.1f}" font-size="7.00" '
+                f'fill="#6b7280">{e(extra)}</text>'
+            )
         out.append("</g>")
     for edge in view.edges:
         if edge.src not in pos or edge.dst not in pos:
@@ -239,12 +260,16 @@ def _draw(view: GraphView, pos: dict[int, tuple[float, float]], bends: dict) -> 
         p2 = (bx - 6 * ux - 3 * uy, by - 6 * uy + 3 * ux)
         out.append(f'<g id="{e(edge.element_id)}" class="edge {cls}">')
         out.append(f'<path fill="none" stroke="#8a909a"{dash} d="{d}"/>')
-        out.append(f'<polygon fill="#8a909a" stroke="#8a909a" points="{bx:.1f},{by:.1f} {p1[0]:.1f},{p1[1]:.1f} '
-                   f'{p2[0]:.1f},{p2[1]:.1f} {bx:.1f},{by:.1f}"/>')
+        out.append(
+            f'<polygon fill="#8a909a" stroke="#8a909a" points="{bx:.1f},{by:.1f} {p1[0]:.1f},{p1[1]:.1f} '
+            f'{p2[0]:.1f},{p2[1]:.1f} {bx:.1f},{by:.1f}"/>'
+        )
         if edge.label and edge.src_port == -2:
             mx, my = pts[len(pts) // 2 - 1] if len(pts) > 2 else ((ax + bx) / 2, (ay + by) / 2)
-            out.append(f'<text text-anchor="start" x="{mx + 3:.1f}" y="{my:.1f}" font-size="8.00">'
-                       f'{e(edge.label)}</text>')
+            out.append(
+                f'<text text-anchor="start" x="{mx + 3:.1f}" y="{my:.1f}" font-size="8.00">'
+                f"{e(edge.label)}</text>"
+            )
         out.append("</g>")
     out.append("</g>\n</svg>\n")
     return "\n".join(out)

@@ -87,8 +87,10 @@ class LevelsMixin:
         self._level = group
         self._draw_level(label)  # type: ignore[attr-defined]
         g = h.groups[group]
-        self.status_text = (f"{g.label if group else 'model'}: {g.size} nodes, {len(g.children)} groups, "
-                            f"{len(g.nodes)} nodes of its own")
+        self.status_text = (
+            f"{g.label if group else 'model'}: {g.size} nodes, {len(g.children)} groups, "
+            f"{len(g.nodes)} nodes of its own"
+        )
 
     def level_up(self) -> None:
         """Collapse the drawn level into its parent's (the breadcrumb's previous entry); at the root, or when

@@ -24,8 +24,11 @@ class LazyGraphs(Mapping[str, ir.Graph]):
         counts: optional ``label -> node count`` answered without building (for large-graph decisions).
     """
 
-    def __init__(self, entries: list[tuple[str, ir.Graph | Callable[[], ir.Graph]]],
-                 counts: Mapping[str, Callable[[], int]] | None = None) -> None:
+    def __init__(
+        self,
+        entries: list[tuple[str, ir.Graph | Callable[[], ir.Graph]]],
+        counts: Mapping[str, Callable[[], int]] | None = None,
+    ) -> None:
         self._order = [label for label, _ in entries]
         self._built: dict[str, ir.Graph] = {}
         self._builders: dict[str, Callable[[], ir.Graph]] = {}

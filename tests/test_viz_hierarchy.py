@@ -1,0 +1,341 @@
+"""The workbench's hierarchy of a large graph (gebench.viz._hierarchy), its layered layouts and level caching."""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+from typing import Any
+
+import pytest
+
+from gebench import ir
+from gebench.viz import Workbench
+from gebench.viz._dot import build_view, view_to_dot
+from gebench.viz._hierarchy import derive_hierarchy
+from gebench.viz._layered import layered_svg
+from gebench.viz._layout_cache import LayoutCache
+from gebench.viz._snapshots import LazyGraphs
+from gebench.viz._synthetic import transformer_like
+
+ACT = ir.TensorDesc.of(ir.DataType.DT_FLOAT, (4, 4))
+
+
+def _chain(names: list[str], *, const_every: int = 0) -> ir.Graph:
+    """A chain Data -> names[0] -> names[1] -> ... with a Const weight on every ``const_every``-th node."""
+    g = ir.Graph("chain")
+    cur = g.add_node("Data", name="input", attrs={"index": 0}, outputs=[ACT])
+    for i, name in enumerate(names):
+        with_const = const_every and i % const_every == 0
+        node = g.add_node(
+            "Add" if with_const else "Relu",
+            name=name,
+            inputs=[ACT, ACT] if with_const else [ACT],
+            outputs=[ACT],
+        )
+        g.add_edge(cur, 0, node, 0)
+        if with_const:
+            w = g.add_node("Const", name=f"w_{name}", outputs=[ACT])
+            g.add_edge(w, 0, node, 1)
+        cur = node
+    out = g.add_node("NetOutput", name="NetOutput", inputs=[ACT])
+    g.add_edge(cur, 0, out, 0)
+    return g
+
+
+def _layers(count: int) -> list[str]:
+    return [f"l{i}_{part}" for i in range(count) for part in ("q_MatMul", "q_Add", "Softmax", "o_MatMul")]
+
+
+def _items(h: Any, gid: int) -> int:
+    g = h.groups[gid]
+    return len(g.children) + sum(1 for nid in g.nodes if h.graph.node(nid).op_type != "Const")
+
+
+def _stems_under(h: Any, gid: int) -> list[int]:
+    """Layer numbers of the nodes under group ``gid`` (graph order, each once)."""
+    seen: dict[int, None] = {}
+    for nid in h.members(gid):
+        m = re.match(r"l(\d+)_", h.graph.node(nid).name)
+        if m:
+            seen[int(m.group(1))] = None
+    return list(seen)
+
+
+# ------------------------------------------------------------------------------------------ derivation
+def test_scoped_names_group_by_scope_and_a_single_top_scope_is_skipped():
+    names = [
+        f"/model/layers.{i}/{blk}/{op}"
+        for i in range(3)
+        for blk in ("attn", "mlp")
+        for op in ("MatMul", "Add")
+    ]
+    h = derive_hierarchy(_chain(names))
+    assert h.mode == "scope"
+    top = [h.groups[c].label for c in h.root.children]
+    assert top == ["layers.0", "layers.1", "layers.2"]  # "/model" held everything: skipped
+    layer1 = h.groups[h.root.children[1]]
+    assert [h.groups[c].label for c in layer1.children] == ["attn", "mlp"]
+    mlp = h.groups[layer1.children[1]]
+    assert [h.graph.node(n).name for n in mlp.nodes] == [
+        "/model/layers.1/mlp/MatMul",
+        "/model/layers.1/mlp/Add",
+    ]
+    # the graph's input and output stay at the root
+    assert {h.graph.node(n).op_type for n in h.root.nodes} == {"Data", "NetOutput"}
+    assert sum(h.groups[c].size for c in h.root.children) + len(h.root.nodes) == len(h.graph)
+
+
+def test_flat_layer_stems_are_grouped_in_graph_order_never_alphabetically():
+    g = _chain(_layers(211), const_every=3)
+    h = derive_hierarchy(g, max_children=16)
+    assert h.mode == "stem"
+    # every range holds consecutive layers: l199..l207 never shares a box with l19 or l1
+    for grp in h.groups:
+        if grp.kind == "range":
+            stems = _stems_under(h, grp.id)
+            assert stems == list(range(stems[0], stems[0] + len(stems))), grp.label
+    labels = [h.groups[c].label for c in h.root.children]
+    firsts = [_stems_under(h, c)[0] for c in h.root.children]
+    assert firsts == sorted(firsts) and firsts[0] == 0
+    assert labels[0].startswith("input") or labels[0].startswith("l0")
+    # a layer group: its sub-group q holds q_MatMul and q_Add, the other nodes are its own
+    l12 = next(grp for grp in h.groups if grp.label == "l12" and grp.kind == "stem")
+    q = next(h.groups[c] for c in l12.children if h.groups[c].label == "q")
+    assert {h.graph.node(n).name for n in q.nodes} >= {"l12_q_MatMul", "l12_q_Add"}
+    assert {h.graph.node(n).name for n in l12.nodes if h.graph.node(n).op_type != "Const"} == {
+        "l12_Softmax",
+        "l12_o_MatMul",
+    }
+    # Consts live with their consumer
+    w = g.node_by_name("w_l12_q_MatMul")
+    assert h.group_of[w.id] == h.group_of[g.node_by_name("l12_q_MatMul").id]
+
+
+def test_every_group_has_at_most_max_children_items_and_every_node_one_group():
+    g = _chain(_layers(300), const_every=2)
+    h = derive_hierarchy(g, max_children=12)
+    assert all(_items(h, grp.id) <= 12 for grp in h.groups)
+    assert set(h.group_of) == {n.id for n in g.nodes()}
+    assert h.root.size == len(g)
+    for grp in h.groups:  # sizes add up
+        assert grp.size == len(grp.nodes) + sum(h.groups[c].size for c in grp.children)
+
+
+def test_names_without_structure_give_bounded_topological_chunks():
+    names = [f"{op}_{i}" for i, op in enumerate(["MatMul", "Add", "Relu", "Conv2d"] * 250)]
+    g = _chain(names)
+    h = derive_hierarchy(g, max_children=20)
+    assert h.mode == "chunks"  # MatMul_3 / Conv2d_5 are not stems: their nodes are not contiguous
+    assert all(_items(h, grp.id) <= 20 for grp in h.groups)
+    order = {n.id: i for i, n in enumerate(g.nodes())}
+    leaves = [grp for grp in h.groups if grp.nodes and not grp.children]
+    assert leaves
+    for grp in leaves:  # each chunk is a run of consecutive nodes in graph order
+        pos = sorted(order[n] for n in grp.nodes)
+        assert pos == list(range(pos[0], pos[0] + len(pos)))
+    assert len(h.root.children) <= 20 and h.root.size == len(g)
+
+
+def test_nodes_made_by_a_pass_go_under_their_pass_inside_their_layer():
+    g = _chain(_layers(40))
+    fused = [g.node_by_name("l7_q_Add"), g.node_by_name("l7_Softmax")]
+    for node in fused:
+        node.provenance = "FuseQ"
+    h = derive_hierarchy(g, max_children=64)
+    grp = h.groups[h.group_of[fused[0].id]]
+    assert grp.kind == "pass" and grp.label == "\u27e8FuseQ\u27e9"
+    assert h.group_of[fused[1].id] == grp.id and grp.nodes == [n.id for n in fused]
+    assert h.groups[grp.parent].label == "l7"
+
+
+# ------------------------------------------------------------------------------------------ levels
+def test_level_view_draws_child_groups_and_own_nodes_with_counted_edges():
+    g = transformer_like(3000)
+    h = derive_hierarchy(g, max_children=30)
+    root = h.level_view(0)
+    assert root.level == 0 and root.overview
+    boxes = [n for n in root.nodes if n.element.startswith("g")]
+    assert 1 < len(boxes) <= 30 and all(n.id < 0 for n in boxes)
+    group_edges = [e for e in root.edges if e.src_port == -2]
+    assert group_edges and all(e.src in root.node_ids and e.dst in root.node_ids for e in root.edges)
+    # a node deep inside maps to the box of its top-level group
+    relu = g.node_by_name("blk300/relu")
+    top = h.path(h.group_of[relu.id])[1]
+    assert root.element_of[relu.id] == f"g{top}"
+    dot = view_to_dot(root)
+    assert f'g{top} [id="g{top}", class="gb_node gb_group"' in dot
+    # counts per drawn box
+    counts = h.counts(0, [relu.id, g.node_by_name("blk301/relu").id, g.node_by_name("blk0/matmul").id])
+    assert sum(counts.values()) == 3 and counts[f"g{top}"] >= 1
+
+
+def test_group_containing_finds_the_deepest_common_group():
+    g = _chain(_layers(50))
+    h = derive_hierarchy(g, max_children=8)
+    a, b = g.node_by_name("l9_q_MatMul").id, g.node_by_name("l9_Softmax").id
+    assert h.groups[h.group_containing([a, b])].label == "l9"
+    assert h.groups[h.group_containing([a])].label == "q"
+    assert h.group_containing([a, g.node_by_name("l45_Softmax").id]) in h.path(h.group_of[a])
+
+
+# ------------------------------------------------------------------------------------------ layouts
+def test_a_tiny_graphviz_budget_falls_back_to_the_layered_layout_without_error():
+    g = transformer_like(600)
+    view = build_view(g)
+    cache = LayoutCache(timeout=0.0001)
+    svg = cache.layout(view)
+    assert cache.last_engine in ("sugiyama", "simple") and cache.engines.get("dot", 0) == 0
+    for n in view.nodes:
+        assert f'id="n{n.id}"' in svg
+    assert '<g id="gb_graph"' in svg and 'class="node gb_node gb_op_MatMul' in svg
+    # the same view again: from the cache, no second layout
+    assert cache.layout(view) == svg and cache.misses == 1 and cache.hits == 1
+
+
+def test_views_above_the_graphviz_size_go_to_the_layered_layout():
+    g = transformer_like(400)
+    cache = LayoutCache(graphviz_max_nodes=10)
+    cache.layout(build_view(g, fold_consts=True))
+    assert cache.last_engine in ("sugiyama", "simple")
+
+
+def test_the_simple_layered_layout_draws_every_node_and_edge_of_a_large_view():
+    g = transformer_like(6000)
+    view = build_view(g, fold_consts=True)
+    svg, engine = layered_svg(view, engine="simple")
+    assert engine == "simple"
+    assert svg.count('class="node gb_node') == len(view.nodes)
+    assert svg.count('class="edge gb_edge') == len(view.edges)
+
+
+def test_the_workbench_with_a_tiny_layout_budget_opens_and_expands_without_error():
+    g = transformer_like(3000)
+    wb = Workbench(g, threshold=1500, layout_timeout=0.0001)
+    assert wb.view_info["level"] == 0 and wb.view_info["engine"] in ("sugiyama", "simple")
+    wb.open_group(wb.hierarchy().root.children[0])
+    assert wb.view_info["level"] == wb.hierarchy().root.children[0] and wb.svg
+
+
+# ------------------------------------------------------------------------------------------ the widget
+def test_expanding_a_group_twice_lays_it_out_once():
+    g = transformer_like(3000)
+    wb = Workbench(g, threshold=1500, layout_timeout=4.5)  # a private layout cache
+    cache = wb.layout_cache
+    child = wb.hierarchy().root.children[2]
+    wb.open_group(child)
+    made = cache.misses
+    wb.level_up()
+    assert wb.view_info["level"] == 0
+    wb.open_group(child)
+    assert cache.misses == made  # the level and the root were both laid out before: no new layout
+    assert [c["group"] for c in wb.levels] == [0, child]
+
+
+def test_opening_a_large_graph_lays_out_the_first_level_only():
+    g = transformer_like(20000)
+    wb = Workbench(g, threshold=1500, layout_timeout=4.5)
+    cache = wb.layout_cache
+    assert cache.misses == 1
+    assert cache.nodes_laid_out == len(wb.view.nodes) <= wb.max_level_items
+    assert wb.view_info["total"] == len(g)
+
+
+def test_opening_a_run_builds_no_dump_point_until_one_is_drawn():
+    g = transformer_like(3000)
+    built: list[str] = []
+
+    def builder(label: str) -> Any:
+        def build() -> ir.Graph:
+            built.append(label)
+            return g
+
+        return build
+
+    graphs = LazyGraphs(
+        [
+            ("PreRunBegin", builder("PreRunBegin")),
+            ("RunCustomPassBeforeInfershape", builder("RunCustomPassBeforeInfershape")),
+            ("final", g),
+        ],
+        counts={"PreRunBegin": lambda: len(g), "RunCustomPassBeforeInfershape": lambda: len(g)},
+    )
+    assert list(graphs) == ["PreRunBegin", "RunCustomPassBeforeInfershape", "final"] and built == []
+    assert graphs.node_count("PreRunBegin") == len(g) and built == []
+    assert "PreRunBegin" in graphs and not graphs.is_built("PreRunBegin")
+    assert graphs["PreRunBegin"] is g and built == ["PreRunBegin"]
+    assert graphs["PreRunBegin"] is g and built == ["PreRunBegin"]  # kept
+
+
+@dataclass
+class _Run:
+    ir_snapshots: Any
+    ir_graph: ir.Graph
+    ledger: list[dict[str, Any]] = field(default_factory=list)
+    status: str = "SUCCESS"
+    failed_pass: str | None = None
+
+    @property
+    def graph(self) -> ir.Graph:
+        return self.ir_graph
+
+
+class _CountingSnapshots(dict):
+    """A dump-point mapping that counts reads of its entries (like SnapshotMap, reading builds)."""
+
+    def __init__(self, *args: Any) -> None:
+        super().__init__(*args)
+        self.reads: list[str] = []
+
+    def __getitem__(self, key: str) -> Any:
+        self.reads.append(key)
+        return super().__getitem__(key)
+
+    def node_count(self, key: str) -> int:
+        return len(super().__getitem__(key))
+
+
+def test_a_large_run_opens_on_its_final_graph_and_a_pass_builds_only_its_snapshot():
+    before = transformer_like(3000)
+    final = before.copy()
+    mms = before.nodes_of_type("MatMul")
+    records = [
+        {
+            "pass_name": "P",
+            "stage": "BeforeInferShape",
+            "status": "REPLACED" if i % 2 else "LOST_TO_OVERLAP",
+            "target_node_ids": [mm.id],
+            "target_node_names": [mm.name],
+        }
+        for i, mm in enumerate(mms[:40])
+    ]
+    snaps = _CountingSnapshots(
+        {
+            "PreRunBegin": before,
+            "RunCustomPassBeforeInfershape": before.copy(),
+            "RunCustomPass_AfterInferShape": before.copy(),
+        }
+    )
+    wb = Workbench(_Run(snaps, final, records), threshold=1500)
+    assert snaps.reads == [] and wb.snapshot == "final" and wb.view_info["level"] == 0
+    wb.select_pass("P")
+    assert snaps.reads == ["PreRunBegin"] and wb.snapshot == "PreRunBegin"
+    # group boxes count the pass's candidates and the replaced ones
+    counts = wb.group_counts
+    assert sum(c["candidates"] for c in counts.values()) == 40
+    assert sum(c["replaced"] for c in counts.values()) == 20
+    h = wb.hierarchy()
+    first_box = f"g{h.path(h.group_of[mms[0].id])[1]}"
+    assert counts[first_box]["candidates"] >= 1 and first_box in wb.highlight
+
+
+@pytest.mark.parametrize("max_children", [2, 5])
+def test_tiny_fan_outs_still_hold_every_node(max_children: int):
+    g = _chain(_layers(30))
+    h = derive_hierarchy(g, max_children=max_children)
+    assert all(_items(h, grp.id) <= max_children for grp in h.groups)
+    assert sorted(h.members(0)) == sorted(n.id for n in g.nodes())
+
+
+def test_max_children_below_two_is_refused():
+    with pytest.raises(ValueError, match="max_children"):
+        derive_hierarchy(_chain(["a", "b"]), max_children=1)
