@@ -230,6 +230,8 @@ function render({ model, el: root }) {
   const minimap = el("div", "gb-minimap"); const miniImg = el("img"); const miniBox = el("div", "gb-minibox");
   miniImg.alt = "minimap"; minimap.append(miniImg, miniBox);
   pane.append(content, paneHead, minimap);
+  // the hierarchy level drawn (large graphs): model > group > ...; a click goes back to that level
+  const crumbs = el("div", "gb-crumbs"); pane.appendChild(crumbs);
   const side = el("div", "gb-pane gb-side-pane"); const sideHead = el("div", "gb-side-head gb-pane-head");
   const sideContent = el("div", "gb-content"); side.append(sideContent, sideHead);
   panes.append(pane, side);
@@ -446,6 +448,7 @@ function render({ model, el: root }) {
     const svg = content.querySelector("svg");
     if (svg) { addExpanders(svg); askNames(svg, "main"); }
     applyHighlight();
+    applyGroupCounts();
     lastFit = "first";
     pz.fit(false);
     if (linked()) spz.set(pz.st);
@@ -471,6 +474,49 @@ function render({ model, el: root }) {
     paneHead.style.display = t ? "" : "none";
     sideHead.textContent = model.get("side_title") || "";
     side.classList.toggle("gb-linked", linked());
+  };
+
+  const renderCrumbs = () => {
+    const levels = model.get("levels") || [];
+    crumbs.innerHTML = "";
+    crumbs.style.display = levels.length ? "" : "none";
+    if (!levels.length) return;
+    const up = el("button", "gb-btn gb-up", "\u2191");
+    up.title = "collapse: the level above (u)";
+    up.disabled = levels.length < 2;
+    up.onclick = () => request("level_up");
+    crumbs.appendChild(up);
+    levels.forEach((lv, k) => {
+      if (k) crumbs.appendChild(el("span", "gb-crumb-sep", "\u203A"));
+      const a = el("a", "gb-crumb" + (k === levels.length - 1 ? " gb-crumb-cur" : ""), lv.label);
+      a.href = "#"; a.title = lv.label; a.dataset.group = String(lv.group);
+      a.onclick = (ev) => { ev.preventDefault(); request("open_level", { group: lv.group }); };
+      crumbs.appendChild(a);
+    });
+  };
+  // counts on group boxes: the selected pass's candidates (replaced) and the diff's changes under each box
+  const applyGroupCounts = () => {
+    const svg = content.querySelector("svg");
+    if (!svg) return;
+    const counts = model.get("group_counts") || {};
+    for (const t of svg.querySelectorAll("text.gb-gcount")) t.remove();
+    for (const [id, c] of Object.entries(counts)) {
+      const g = svg.getElementById(id);
+      const shape = g && g.querySelector("polygon, path");
+      if (!shape) continue;
+      const b = shape.getBBox();
+      const parts = [];
+      if (c.candidates) parts.push(`${c.candidates} cand`);
+      if (c.replaced) parts.push(`${c.replaced} repl`);
+      if (c.diff) parts.push(`${c.diff} diff`);
+      if (!parts.length) continue;
+      const t = document.createElementNS("http://www.w3.org/2000/svg", "text");
+      t.setAttribute("class", "gb-gcount");
+      t.setAttribute("x", String(b.x + b.width - 2)); t.setAttribute("y", String(b.y - 2));
+      t.setAttribute("text-anchor", "end");
+      t.textContent = parts.join(" \u00B7 ");
+      g.appendChild(t);
+    }
   };
 
   content.addEventListener("click", (ev) => {
@@ -758,6 +804,7 @@ function render({ model, el: root }) {
     else if (ev.key === "n") request("next_rewrite", { delta: 1 });
     else if (ev.key === "N" || ev.key === "p") request("next_rewrite", { delta: -1 });
     else if (ev.key === "Backspace" || ev.key === "b") request("back");
+    else if (ev.key === "u") request("level_up");
     else if (ev.key === "/") search.focus();
     else if (ev.key === "f") fitBtn.onclick();
     else if (ev.key === "F") fitSelection();
@@ -795,8 +842,10 @@ function render({ model, el: root }) {
   watch(["diff_mode", "diff_info"], renderDiff);
   watch(["pane_title", "side_title", "side_kind"], renderPaneHead);
   watch(["search_hits"], renderHits);
+  watch(["levels"], renderCrumbs);
+  watch(["group_counts"], applyGroupCounts);
 
-  renderPasses(); renderTable(); renderDetails(); renderSnaps(); renderStatus(); renderDiff(); renderPaneHead(); renderHits();
+  renderPasses(); renderTable(); renderDetails(); renderSnaps(); renderStatus(); renderDiff(); renderPaneHead(); renderHits(); renderCrumbs();
   side.style.display = "none";
   loadSvg(); loadSide();
   return () => { ro.disconnect(); if (miniUrl) URL.revokeObjectURL(miniUrl); };
