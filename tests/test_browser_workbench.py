@@ -405,3 +405,126 @@ def test_side_by_side_panes_are_labelled_and_pan_and_zoom_together(fresh):
     page.mouse.up()
     assert "translate(" in main.get_attribute("style")
     assert main.get_attribute("style") == side.get_attribute("style")
+
+
+TABLE_CELL = """from gebench.viz import Workbench
+from gebench.viz._synthetic import transformer_like
+
+class Run:  # a ledger-shaped stand-in: 20,000 candidates of one pass over a 2,400-node graph
+    status, failed_pass = "SUCCESS", None
+    def __init__(self, graph, ledger):
+        self.graph, self.snapshots, self.ledger = graph, {"PreRunBegin": graph}, ledger
+
+g = transformer_like(2400)
+ops = [n for n in g.nodes() if n.op_type in ("MatMul", "Add", "Relu")]
+statuses = ["REPLACED", "STRUCTURAL_MISMATCH", "REJECTED_BY_MEET_REQUIREMENTS"]
+ledger = [{"pass_name": "Big", "stage": "BeforeInferShape", "status": statuses[k % 3], "pattern_name": "p",
+           "reason": f"reason {k}", "target_node_ids": [ops[k % len(ops)].id],
+           "target_node_names": [ops[k % len(ops)].name]} for k in range(20000)]
+ledger.append({"pass_name": "Small", "stage": "BeforeInferShape", "status": "REPLACED",
+               "target_node_ids": [ops[0].id], "target_node_names": [ops[0].name]})
+wb = Workbench(Run(g, ledger), threshold=1500, hops=1, max_focus_nodes=40)
+wb"""
+
+
+def test_big_table_search_keys_and_expanding_a_focused_view(tmp_path: Path) -> None:
+    assert Path(CHROMIUM).exists(), "Chromium is missing: run scripts/install_browser_deps.sh"
+    import nbformat
+    from playwright.sync_api import sync_playwright
+
+    book = nbformat.v4.new_notebook()
+    book.cells = [nbformat.v4.new_code_cell(TABLE_CELL)]
+    book.metadata["kernelspec"] = {"name": "python3", "display_name": "Python 3", "language": "python"}
+    nbformat.write(book, tmp_path / "table.ipynb")
+    with LabServer(tmp_path) as lab, sync_playwright() as pw:
+        browser = pw.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_FLAGS)
+        page = browser.new_page(viewport={"width": 1500, "height": 1100})
+        errors: list[str] = []
+        page.on("pageerror", lambda exc: errors.append(str(exc)))
+        console = _watch_console(page)
+        try:
+            _open_notebook(page, lab, tmp_path / "table.ipynb")
+            _run_all_cells(page)
+            _wait_for_widget(page, ".gb-root svg g.node", 90_000, console)
+            root = page.locator(f"{PANEL} .gb-root").first
+            _settle(page, root)
+
+            # 20,000 candidates: only the rows in sight are in the page; scrolling asks for the others
+            _click_pass(page, root, "Big")
+            assert "20000 shown" in root.locator(".gb-table-count").inner_text()
+            assert 5 < root.locator(".gb-cand").count() < 100
+            root.locator(".gb-tviewport").evaluate("el => { el.scrollTop = el.scrollHeight; }")
+            root.locator(".gb-cand[data-index='19999']").wait_for(state="attached", timeout=20_000)
+            assert root.locator(".gb-cand").count() < 100
+
+            # filter by status, then sort by status (replaced first by precedence) descending and back
+            root.locator(".gb-filter[data-status='STRUCTURAL_MISMATCH']").click()
+            _settle(page, root)
+            assert "6667 shown" in root.locator(".gb-table-count").inner_text()
+            statuses = root.locator(".gb-cand .gb-chip").evaluate_all("els => els.map(e => e.title)")
+            assert statuses and set(statuses) == {"STRUCTURAL_MISMATCH"}
+            root.locator(".gb-filter").first.click()  # all
+            _settle(page, root)
+            root.locator(".gb-th[data-sort='status']").click()
+            _settle(page, root)
+            assert root.locator(".gb-cand .gb-chip").first.get_attribute("title") == "REPLACED"
+            assert root.locator(".gb-cand").first.get_attribute("data-index") == "0"
+            root.locator(".gb-th[data-sort='i']").click()
+            _settle(page, root)
+            root.locator(".gb-th[data-sort='i']").click()  # again: descending
+            _settle(page, root)
+            assert root.locator(".gb-cand").first.get_attribute("data-index") == "19999"
+
+            # keyboard: j selects the next candidate in the table's order, k the previous, Backspace goes back
+            root.focus()
+            for key, index in (("j", "19999"), ("j", "19998"), ("k", "19999")):
+                page.keyboard.press(key)
+                _settle(page, root)
+                assert root.locator(".gb-cand.gb-cand-sel").get_attribute("data-index") == index
+                assert f"candidate #{index}" in root.locator(".gb-details").inner_text()
+            page.keyboard.press("Backspace")
+            _settle(page, root)
+            assert "candidate #19998" in root.locator(".gb-details").inner_text()
+
+            # search: a regular expression, run on Enter; its hits are listed and walked
+            search = root.locator("input.gb-search")
+            search.fill(r"blk1\d/relu")
+            search.press("Enter")
+            _settle(page, root)
+            assert root.locator(".gb-hit-count").inner_text() == "1/10"
+            assert root.locator(".gb-hits .gb-hit").count() == 10 and root.locator(".gb-hits").is_visible()
+            search.press("Enter")  # the same query again: the next hit
+            _settle(page, root)
+            assert root.locator(".gb-hit-count").inner_text() == "2/10"
+            root.locator(".gb-hits .gb-hit").nth(4).click()
+            _settle(page, root)
+            assert root.locator(".gb-hit-count").inner_text() == "5/10"
+            assert "blk14/relu" in root.locator(".gb-details").inner_text()
+            assert root.locator(".gb-main-pane g.node.gb_clicked").count() == 1
+
+            # the focused view grows outward from a node with hidden edges when its marker is clicked
+            drawn = int(root.get_attribute("data-drawn"))
+            marker = root.locator(".gb-main-pane g.gb-expand").first
+            marker.dispatch_event("click")
+            _settle(page, root)
+            assert int(root.get_attribute("data-drawn")) > drawn
+            assert "expanded" in root.locator(".gb-status").inner_text()
+
+            # readable: Fit keeps a minimum zoom, the minimap shows when the drawing overflows, panels fold
+            root.locator("button.gb-fit").click()
+            scale = float(root.locator(".gb-main-pane > .gb-content").evaluate(
+                "el => /scale\\(([^)]+)\\)/.exec(el.style.transform)[1]"))
+            assert scale >= 0.35
+            root.locator("button.gb-fit-sel").click()
+            root.locator("button.gb-toggle-passes").click()
+            assert not root.locator(".gb-passes").is_visible()
+            root.locator("button.gb-toggle-passes").click()
+            assert root.locator(".gb-passes").is_visible()
+            _assert_no_error_output(page)
+        except Exception:
+            ARTIFACTS.mkdir(parents=True, exist_ok=True)
+            page.screenshot(path=str(ARTIFACTS / "table-failure.png"))
+            raise
+        finally:
+            browser.close()
+    assert not errors, f"JavaScript errors in the page: {errors}"
