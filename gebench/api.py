@@ -17,6 +17,7 @@ from typing import Any
 from . import ir
 from ._atomic import write_text_atomically
 from .fusion.runtime import DUMP_SUFFIXES, PRE_RUN_SUFFIX, Run, execute
+from .fusion.snapshots import checking_journals
 from .progress import ProgressCallback, accepts_progress, step
 
 __all__ = [
@@ -205,7 +206,10 @@ def compile(graph: Any, passes: Any = None, custom_ops: str | os.PathLike[str] |
         stages: restrict to these stages (PassStage members or their values).
         options: compile options visible through ``PassContext.get_option_value``.
         copy: work on a copy (default) so the caller's graph is untouched (a graph read here from a file or
-            text is nobody else's: the run works on it directly).
+            text is nobody else's: the run works on it directly). The copy is copy-on-write
+            (``ir.Graph.copy(share=True)``): nodes the run leaves alone share their attrs and descs with the
+            caller's graph, so edit a node of either graph in place only after ``graph.touch(node)`` (as the IR
+            asks; the ``ge`` facade does it), or copy it first.
         record_all: record structural mismatches and boundary violations too.
         run_after_load_error: run the loaded passes even though a pass file failed (GE would not compile).
         verify_rewrites: check every IR invariant (``ir.Graph.verify``) after each rewrite.
@@ -237,14 +241,24 @@ def compile(graph: Any, passes: Any = None, custom_ops: str | os.PathLike[str] |
     ir_graph = load(graph, progress=progress)
     # a graph loaded here from a file or text belongs to nobody else: the run works on it without a copy
     fresh = not (isinstance(graph, ir.Graph) or hasattr(graph, "_ir"))
+    caller_graph = expected = None
     if copy and not fresh:
+        caller_graph = ir_graph
+        if checking_journals():  # the tests' check that the copy-on-write copy kept the caller's graph intact
+            expected = ir_graph.copy()
         with step(progress, "copy graph"):
-            ir_graph = ir_graph.copy()
+            ir_graph = ir_graph.copy(share=True)
     descriptors, errors, _ = resolve_passes(passes)
-    return execute(ir_graph, descriptors, stages=stages, options=options, record_all=record_all,
-                   load_errors=errors, run_after_load_error=run_after_load_error, verify_rewrites=verify_rewrites,
-                   snapshots=snapshots, verify=verify, fusion_switch=fusion_switch, ledger=ledger,
-                   hook_timeout=hook_timeout, progress=progress)
+    run = execute(ir_graph, descriptors, stages=stages, options=options, record_all=record_all,
+                  load_errors=errors, run_after_load_error=run_after_load_error, verify_rewrites=verify_rewrites,
+                  snapshots=snapshots, verify=verify, fusion_switch=fusion_switch, ledger=ledger,
+                  hook_timeout=hook_timeout, progress=progress)
+    if expected is not None and caller_graph is not None:
+        diff = ir.first_difference(caller_graph, expected)
+        if diff is not None:
+            raise ir.GraphError(f"compile changed the caller's graph {caller_graph.name!r} through its copy (a change "
+                                f"skipped Graph.touch): {diff}")
+    return run
 
 
 def write_dumps(run: Run, dump_dir: str | os.PathLike[str], *,

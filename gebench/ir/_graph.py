@@ -167,6 +167,9 @@ class Graph:
 
     #: open :class:`~gebench.ir.GraphJournal`s following this graph (a list once one is opened)
     _journals: list[GraphJournal] | tuple[()] = ()
+    #: ids of nodes whose ``attrs`` dict and anchor desc lists are shared with a copy of this graph (or with the
+    #: graph this one was copied from): :meth:`touch` gives such a node private copies first (copy-on-write)
+    _shared: set[int] | frozenset[int] = frozenset()
     #: what the last whole-graph shape inference left (``gebench.ops``' ``InferenceState``: the ids of nodes
     #: changed since, the values it folded), or None when the graph was never inferred or changed beyond tracking
     _inference: Any = None
@@ -176,10 +179,18 @@ class Graph:
         ``provenance``): call it before the change. Every open journal that still needs the node as it was
         keeps a copy of it first. The graph's own methods do this themselves.
 
-        Cost: O(1) when no journal is open (the usual case); else, the first time a node is touched, one copy.
+        A node still sharing its attrs and descs with a copy of the graph (see :meth:`copy`) gets private copies
+        of them here, so the change stays in this graph.
+
+        Cost: O(1) when no journal is open and the node is not shared; else, the first time a node is touched, one
+        copy of the node per reason.
         """
         if self._journals:
             self._keep(node.id)
+        shared = self._shared
+        if shared and node.id in shared:
+            shared.discard(node.id)
+            node.own_copies()
         inference = self._inference
         if inference is not None:
             inference.dirty.add(node.id)
@@ -1080,27 +1091,37 @@ class Graph:
         return graph
 
     # ------------------------------------------------------------------ whole-graph
-    def copy(self, name: str | None = None) -> Graph:
-        """A deep copy with the same node ids, names, positions and subgraphs. O(n + e).
+    def copy(self, name: str | None = None, *, share: bool = False) -> Graph:
+        """A copy with the same node ids, names, positions and subgraphs. O(n + e).
+
+        The copy has node objects and edge tables of its own. By default every node's ``attrs`` and anchor descs
+        are copied too. ``share=True`` makes a copy-on-write copy: each node's ``attrs`` dict and anchor desc
+        lists stay shared with the original until either graph's :meth:`touch` announces an in-place change of
+        that node, which first gives the node private copies. The two graphs then stay independent for every
+        change made through the graph's methods, the ``ge`` facade or after ``touch`` (the documented way to edit
+        a node in place, see :class:`Node`), at the cost of about one node object per node instead of a full
+        copy; a change that skips ``touch`` would show in both. ``compile()`` copies the caller's graph this way.
 
         Runs inside :func:`collector_paused` (a copy allocates many objects and frees none, so the collector's
-        automatic passes would only rescan it): what it made is collected once at the end, and the previous
-        collector state is restored.
+        automatic passes would only rescan it).
         """
         with collector_paused():
-            return self._copy(name)
+            return self._copy(name, share)
 
-    def _copy(self, name: str | None) -> Graph:
+    def _copy(self, name: str | None, share: bool) -> Graph:
         clone = Graph(self.name if name is None else name)
         clone.attrs = copy_attrs(self.attrs)
         clone.parent_node_name = self.parent_node_name
         for nid, node in self._nodes.items():
-            c = node._clone_into(clone, nid, node._name)
+            c = node._share_into(clone) if share else node._clone_into(clone, nid, node._name)
             clone._nodes[nid] = c
             clone._by_name[c._name] = nid
             clone._by_type.setdefault(c._op_type, {})[nid] = None
             clone._producers[nid] = self._producers[nid].copy()
             clone._uses[nid] = list(map(dict.copy, self._uses[nid]))
+        if share:
+            clone._shared = set(self._nodes)
+            self._shared = set(self._nodes)
         clone._pos = dict(self._pos)
         clone._taken = set(self._taken)
         clone._next_pos = self._next_pos
@@ -1112,7 +1133,7 @@ class Graph:
         if self._inference is not None:
             clone._inference = self._inference.copy()
         for sub in self.subgraphs.values():
-            sub_copy = sub.copy()
+            sub_copy = sub.copy(share=share)
             sub_copy.parent_graph = clone
             clone.subgraphs[sub_copy.name] = sub_copy
         return clone

@@ -107,6 +107,24 @@ class Node:
         clone.provenance = self.provenance
         return clone
 
+    def _share_into(self, graph: Graph) -> Node:
+        """A node of ``graph`` with this node's id and fields that shares its ``attrs`` dict and anchor desc lists
+        (a copy-on-write copy: :meth:`Graph.copy` records the id as shared in both graphs, and
+        :meth:`Graph.touch` gives the node private copies before its first in-place change). O(1)."""
+        clone = _new_object(Node)
+        clone.id = self.id
+        clone._name = self._name
+        clone._op_type = self._op_type
+        clone._graph = graph
+        clone.attrs = self.attrs
+        clone.inputs = self.inputs
+        clone.outputs = self.outputs
+        clone.input_names = self.input_names
+        clone.output_names = self.output_names
+        clone.subgraph_names = self.subgraph_names
+        clone.provenance = self.provenance
+        return clone
+
     def _view(self) -> Node:
         """A node object with this node's fields that shares its ``attrs`` dict and anchor desc lists (graph
         journals keep removed nodes this way). O(1)."""
