@@ -17,6 +17,7 @@ from gebench.ir import (
     TensorDesc,
     TensorValue,
     collector_paused,
+    first_difference,
     to_text,
 )
 from gebench.ir._graph import _STAGED_TABLES
@@ -566,3 +567,75 @@ def test_a_compile_on_a_large_graph_starts_no_full_collection(tmp_path, monkeypa
     assert full_passes_during_compile() == 0
     monkeypatch.setattr(gebench_ir, "full_collections_deferred", contextlib.nullcontext)
     assert full_passes_during_compile() > 0  # what the deferral saves
+
+
+def _chain_for_sharing() -> Graph:
+    g = Graph("shared")
+    x = g.add_node("Data", name="x", outputs=1, attrs={"index": 0})
+    g.touch(x)
+    x.outputs[0] = TensorDesc.of(DataType.DT_FLOAT, (2, 3))
+    prev = x
+    for i in range(3):
+        node = g.add_node("LeakyRelu", name=f"r{i}", inputs=1, outputs=1, attrs={"negative_slope": 0.1})
+        g.add_edge(prev, 0, node, 0)
+        prev = node
+    return g
+
+
+def test_a_copy_on_write_copy_shares_node_contents_until_a_touch():
+    g = _chain_for_sharing()
+    c = g.copy(share=True)
+    assert all(c.node(n.id) is not n and c.node(n.id).attrs is n.attrs and c.node(n.id).outputs is n.outputs
+               for n in g.nodes())
+    assert first_difference(g, c) is None
+    # a change in the copy, announced by touch, stays in the copy
+    r1 = c.node_by_name("r1")
+    c.touch(r1)
+    r1.attrs["negative_slope"] = 0.5
+    r1.outputs[0].shape = (7,)
+    assert g.node_by_name("r1").attrs["negative_slope"] == 0.1 and g.node_by_name("r1").outputs[0].shape != (7,)
+    # and one in the original stays in the original, also for a node the copy already un-shared
+    for name in ("r1", "r2"):
+        n = g.node_by_name(name)
+        g.touch(n)
+        n.attrs["negative_slope"] = 0.9
+    assert c.node_by_name("r1").attrs["negative_slope"] == 0.5
+    assert c.node_by_name("r2").attrs["negative_slope"] == 0.1
+    # graph methods that change anchors touch first
+    r0 = c.node_by_name("r0")
+    c.add_input_anchor(r0)
+    assert len(g.node_by_name("r0").inputs) == 1 and len(r0.inputs) == 2
+    c.verify()
+    g.verify()
+
+
+def test_a_copy_on_write_copy_of_a_copy_and_a_deep_copy():
+    g = _chain_for_sharing()
+    c1 = g.copy(share=True)
+    c2 = c1.copy(share=True)
+    n2 = c2.node_by_name("r0")
+    c2.touch(n2)
+    n2.attrs["negative_slope"] = 2.0
+    assert g.node_by_name("r0").attrs["negative_slope"] == 0.1 == c1.node_by_name("r0").attrs["negative_slope"]
+    deep = g.copy()
+    assert all(deep.node(n.id).attrs is not n.attrs for n in g.nodes())
+    g.node_by_name("r2").attrs["k"] = 1  # without touch: a deep copy does not see it
+    assert "k" not in deep.node_by_name("r2").attrs
+
+
+def test_facade_edits_and_inference_keep_a_copy_on_write_copy_apart():
+    from gebench import ops
+    from gebench.ge.graph import Graph as GeGraph
+
+    g = _chain_for_sharing()
+    ops.infer_graph(g)
+    c = g.copy(share=True)
+    c.touch(c.node_by_name("x"))
+    c.node_by_name("x").outputs[0].shape = (4, 5)
+    ops.infer_graph(c)  # re-infers downstream in place (touching what really changes)
+    assert [n.outputs[0].shape for n in c.nodes()] == [(4, 5)] * 4
+    assert [n.outputs[0].shape for n in g.nodes()] == [(2, 3)] * 4
+    facade = GeGraph._wrap(g)
+    node = facade.find_node_by_name("r2")
+    node.set_attr("negative_slope", 0.25)
+    assert c.node_by_name("r2").attrs["negative_slope"] == 0.1
