@@ -1,9 +1,11 @@
 """The workbench in a real browser: JupyterLab + headless Chromium (Debian's) driven by Playwright.
 
 Runs the quickstart notebook top to bottom in JupyterLab, then clicks a pass and a candidate in the
-widget and checks the highlighted SVG elements and the details panel. The screenshot is kept as a test
-artifact (``build/test-artifacts/workbench.png``); with ``GEBENCH_UPDATE_DOC_IMAGES=1`` it is also copied to
-``docs/images/workbench.png`` (otherwise the test leaves tracked files alone).
+widget and checks the highlighted SVG elements and the details panel; then checks, one test each, that the
+header, the details and the diff panes never describe something other than what is on screen, and that the
+candidate table, search and keyboard work at 20,000 candidates. Screenshots are written to a temporary folder
+(``$GEBENCH_TEST_ARTIFACTS``, default ``<tmp>/gebench-test-artifacts``); with ``GEBENCH_UPDATE_DOC_IMAGES=1``
+``workbench.png`` is also copied to ``docs/images/`` (otherwise the tests leave tracked files alone).
 
 Needs ``/usr/bin/chromium`` and graphviz (``scripts/install_browser_deps.sh`` installs both; the test
 command runs it first).
@@ -12,7 +14,9 @@ command runs it first).
 from __future__ import annotations
 
 import os
+import re
 import shutil
+import tempfile
 from pathlib import Path
 
 import pytest
@@ -23,7 +27,7 @@ ROOT = Path(__file__).resolve().parents[1]
 CHROMIUM = "/usr/bin/chromium"
 CHROMIUM_FLAGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking",
                   "--disable-quic", "--no-first-run", "--disable-component-update", "--disable-sync"]
-ARTIFACTS = Path(os.environ.get("GEBENCH_TEST_ARTIFACTS", ROOT / "build" / "test-artifacts"))
+ARTIFACTS = Path(os.environ.get("GEBENCH_TEST_ARTIFACTS", Path(tempfile.gettempdir()) / "gebench-test-artifacts"))
 PANEL = ".jp-NotebookPanel:not(.lm-mod-hidden)"
 
 pytestmark = pytest.mark.timeout(300)
@@ -528,3 +532,36 @@ def test_big_table_search_keys_and_expanding_a_focused_view(tmp_path: Path) -> N
         finally:
             browser.close()
     assert not errors, f"JavaScript errors in the page: {errors}"
+
+
+def _luminance(css_colour: str) -> float:
+    r, g, b = (float(v) for v in re.findall(r"[\d.]+", css_colour)[:3])
+    return (0.2126 * r + 0.7152 * g + 0.0722 * b) / 255
+
+
+def _set_lab_theme(page, name: str, light: bool) -> None:
+    page.click(".lm-MenuBar-item:has-text('Settings')")
+    page.click(".lm-Menu-item:has-text('Theme')")
+    page.click(f".lm-Menu-item:has-text('{name}') >> nth=0")
+    page.wait_for_selector(f"body[data-jp-theme-light='{str(light).lower()}']", state="attached", timeout=20_000)
+    page.wait_for_timeout(300)
+
+
+def test_dark_theme_is_respected(fresh):
+    page, root = fresh
+    _click_pass(page, root, "GebenchRemoveIdentityPass")
+    replaced = root.locator(".gb-main-pane svg g.node.gb_st_replaced polygon").first
+    light_bg = root.evaluate("el => getComputedStyle(el).backgroundColor")
+    light_fill = replaced.evaluate("el => getComputedStyle(el).fill")
+    assert _luminance(light_bg) > 0.8
+    _set_lab_theme(page, "JupyterLab Dark", light=False)
+    try:
+        dark_bg = root.evaluate("el => getComputedStyle(el).backgroundColor")
+        text = root.locator(".gb-title").evaluate("el => getComputedStyle(el).color")
+        fill = replaced.evaluate("el => getComputedStyle(el).fill")
+        assert _luminance(dark_bg) < 0.3 and _luminance(text) > 0.6, (dark_bg, text)
+        assert fill != light_fill and _luminance(fill) < 0.5, fill  # status fills darken too
+        ARTIFACTS.mkdir(parents=True, exist_ok=True)
+        root.screenshot(path=str(ARTIFACTS / "workbench-dark.png"))
+    finally:
+        _set_lab_theme(page, "JupyterLab Light", light=True)
