@@ -34,9 +34,11 @@ first:
   (``load_ge_dump``) against ``onnx_ir.load``: seconds, MB/s of file, ONNX nodes per second, peak RSS of the step
   (reading may run ``protoc`` in a helper process: its CPU time and peak RSS are added to gebench's);
 * at the largest size only: the workbench, in one subprocess that compiles the model with both pass files and
-  then, per round with a cold layout cache, times ``Workbench(run)`` (the first drawn view), selecting the MatMul
-  pass, selecting one of its candidates far from the first ones (its focused view) and switching between the two
-  passes (no browser: the times are those of the Python side that sends the drawing).
+  then, per round with a cold layout cache, times ``Workbench(run)`` (the first drawn view: the root level of the
+  final graph's hierarchy, dump points not built), expanding one of its groups (no target), selecting the MatMul
+  pass (which builds the dump point its candidates live in: no target), selecting one of its candidates far from
+  the first ones (its focused view) and switching between the two passes (no browser: the times are those of the
+  Python side that sends the drawing).
 
 Where gebench's time goes: once per model an extra, instrumented subprocess repeats load + compile with timers
 around internal functions (``ir.Graph.copy``, ``fusion.runtime._run_stage``/``_infer``/``_execute``, the ledger
@@ -193,11 +195,13 @@ VIZ_PARTS = (
     ("gebench.ir", "GraphJournal.materialize", "snapshot build"),
     ("gebench.viz._workbench", "candidate_rows", "ledger rows"),
     ("gebench.viz._workbench", "pass_summaries", "pass list"),
-    ("gebench.viz._workbench", "build_overview", "overview"),
+    ("gebench.viz._levels", "derive_hierarchy", "hierarchy"),
+    ("gebench.viz._hierarchy", "Hierarchy.level_view", "level"),
     ("gebench.viz._workbench", "build_view", "view"),
     ("gebench.viz._workbench", "k_hop", "k-hop"),
     ("gebench.viz._workbench", "view_to_dot", "DOT text"),
     ("gebench.viz._layout_cache", "render_svg", "graphviz layout"),
+    ("gebench.viz._layout_cache", "layered_svg", "layered layout"),
     ("gebench.viz._workbench", "compress_svg", "compress"),
 )
 #: "protobuf text parse" may run inside "dump text reader" (nested parts, both shown)
@@ -586,7 +590,8 @@ def _viz_step(rnd: int, name: str, fn: Callable[[], Any], box: list[Any], parts:
         _emit({**line, "error": error, "failed_after": wall})
         return None
     info = dict(getattr(box[0], "view_info", {}) or {}) if box else {}
-    _emit({**line, "wall": wall, "info": {k: info.get(k) for k in ("drawn", "total", "focused", "overview")}})
+    _emit({**line, "wall": wall, "info": {k: info.get(k) for k in ("drawn", "total", "focused", "overview", "level",
+                                                                     "snapshot", "engine")}})
     return True
 
 
@@ -624,6 +629,11 @@ def child_viz(spec: dict[str, Any]) -> dict[str, Any]:
         if _viz_step(rnd, "first view", lambda box=box: box.append(Workbench(run)), box, parts) is None:
             return {"stopped": "first view failed"}
         wb = box[0]
+        groups = wb.hierarchy().root.children if wb.view_info.get("level") is not None else []
+        if groups:  # expand a group of the first view's level (laid out alone), then back to the first view
+            middle = groups[len(groups) // 2]
+            _viz_step(rnd, "expand", lambda wb=wb, g=middle: wb.open_group(g), box, parts)
+            wb.show_overview()
         names = [p["name"] for s in wb.stages for p in s["passes"] if p["candidates"]]
         gemm = next((n for n in names if "Gemm" in n or "GEMM" in n), names[0] if names else "")
         other = next((n for n in names if n != gemm), "")
@@ -1250,10 +1260,10 @@ def measure_viz(model: Model, args: argparse.Namespace, tmp: Path, report: Repor
            f"layout cache {extra.get('setup', {}).get('cache', '?')}")
     rows = []
     part_lines = []
-    order = ["snapshot build", "ledger rows", "pass list", "overview", "view", "k-hop", "DOT text", "graphviz layout",
-             "compress"]
-    for step, limit in (("first view", FIRST_VIEW_TARGET), ("select pass", None), ("focused candidate", FOCUS_TARGET),
-                        ("switch", SWITCH_TARGET)):
+    order = ["snapshot build", "ledger rows", "pass list", "hierarchy", "level", "view", "k-hop", "DOT text",
+             "graphviz layout", "layered layout", "compress"]
+    for step, limit in (("first view", FIRST_VIEW_TARGET), ("expand", None), ("select pass", None),
+                        ("focused candidate", FOCUS_TARGET), ("switch", SWITCH_TARGET)):
         lines = steps.get(step, [])
         vals = [line["wall"] for line in lines]
         med = _median(vals)
@@ -1262,7 +1272,10 @@ def measure_viz(model: Model, args: argparse.Namespace, tmp: Path, report: Repor
             err = "not measured: the first view failed"
         info = lines[-1].get("info", {}) if lines else {}
         drawn = (f"drawn {info.get('drawn')} of {info.get('total')}"
-                 + (", focused" if info.get("focused") else "") + (", overview" if info.get("overview") else "")
+                 + (", focused" if info.get("focused") else "")
+                 + (f", level {info['level']}" if info.get("level") is not None else "")
+                 + (f", {info['snapshot']}" if info.get("snapshot") else "")
+                 + (f", {info['engine']}" if info.get("engine") else "")
                  if info else "")
         target = "no target"
         if limit is not None:

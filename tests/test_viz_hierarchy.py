@@ -85,6 +85,16 @@ def test_scoped_names_group_by_scope_and_a_single_top_scope_is_skipped():
     assert sum(h.groups[c].size for c in h.root.children) + len(h.root.nodes) == len(h.graph)
 
 
+def test_a_ge_prefix_before_the_scopes_is_not_a_group():
+    names = [
+        f"{pre}/layers.{i}/{op}" for i in range(4) for pre, op in (("", "MatMul"), ("PartitionedCall_", "T"))
+    ]
+    h = derive_hierarchy(_chain(names))
+    assert [h.groups[c].label for c in h.root.children] == ["layers.0", "layers.1", "layers.2", "layers.3"]
+    layer2 = h.groups[h.root.children[2]]
+    assert {h.graph.node(n).name for n in layer2.nodes} == {"/layers.2/MatMul", "PartitionedCall_/layers.2/T"}
+
+
 def test_flat_layer_stems_are_grouped_in_graph_order_never_alphabetically():
     g = _chain(_layers(211), const_every=3)
     h = derive_hierarchy(g, max_children=16)

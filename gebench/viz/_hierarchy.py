@@ -8,7 +8,7 @@ How the groups are found, first rule that applies:
 
 1. **Name scopes** (ONNX/torch exports, GE names with ``/``): when at least :data:`SCOPE_SHARE` of the non-Const
    nodes have ``/`` in their names, a node's group path is its name's scopes (``/layers.3/attn/MatMul`` ->
-   ``layers.3 > attn``).
+   ``layers.3 > attn``; a GE prefix such as ``PartitionedCall_/layers.3/...`` is skipped).
 2. **Name stems** (flat names such as ``l12_q_MatMul``, ``blk3.conv``, GE's ``PartitionedCall_l12_T_...``): the
    first name token made of letters then digits (``l12``), and the token after it as a sub-group when the name has
    more tokens (``l12 > q``). Used only when most nodes have a stem and each stem's nodes are (nearly) contiguous
@@ -371,7 +371,10 @@ class _LevelElements(Mapping[int, str]):
 
 # ====================================================================================== derivation
 def _scope_path(name: str) -> tuple[str, ...] | None:
-    parts = [p for p in name.split("/") if p]
+    parts = name.split("/")
+    if parts[0].endswith("_"):  # a GE prefix glued to the original name: PartitionedCall_/layers.0/...
+        parts = parts[1:]
+    parts = [p for p in parts if p]
     return tuple(parts[:-1]) if len(parts) > 1 else None
 
 
