@@ -158,16 +158,37 @@ def test_compile_snapshots_cost_what_changed_not_the_graph(tmp_path, monkeypatch
         return original(self, graph, node_id, name)
 
     monkeypatch.setattr(ir.Node, "_clone_into", counting)
+    shares = 0
+    share = ir.Node._share_into
+
+    def counting_shares(self, graph):
+        nonlocal shares
+        shares += 1
+        return share(self, graph)
+
+    monkeypatch.setattr(ir.Node, "_share_into", counting_shares)
     run = gebench.compile(str(model), passes=[str(_gemm_pass(tmp_path))])
     assert run.ok and run.summary()["JournalGemm"]["replaced"] == 2
     assert clones <= 12, clones  # the two fused sites' nodes and their inferred GEMMs, not the graph
     snaps = run.ir_snapshots
     assert isinstance(snaps, SnapshotMap) and snaps.pending() >= 2
-    assert run.report()["snapshots"]["PreRunBegin"]["nodes"] == len(snaps["PreRunBegin"])
+    clones_before, shares_before = clones, shares
     pre = snaps["PreRunBegin"]
+    assert run.report()["snapshots"]["PreRunBegin"]["nodes"] == len(pre)
     assert pre.find("mm0") is not None and pre.find("mm0").op_type == "BatchMatMulV2"
     assert run.ir_graph.find("mm0") is None
-    assert clones >= len(pre)  # building the snapshot copied the graph once
+    # building the snapshot made a node object per node, sharing the contents (copy-on-write), and copied none
+    assert (shares - shares_before, clones) == (len(pre), clones_before)
+    n = pre.find("mm0")
+    pre.touch(n)
+    n.attrs["mark"] = 1
+    assert "mark" not in (run.ir_graph.find(n.name) or n).attrs or run.ir_graph.find(n.name) is None
+    live_relu = next(m for m in run.ir_graph.nodes() if m.op_type == "Relu")
+    pre_relu = pre.node(live_relu.id)
+    assert pre_relu.attrs is live_relu.attrs  # shared until touched
+    run.ir_graph.touch(live_relu)
+    live_relu.attrs["mark"] = 2
+    assert "mark" not in pre_relu.attrs
 
 
 def test_a_write_to_a_removed_node_does_not_reach_the_journal():

@@ -30,15 +30,18 @@ if TYPE_CHECKING:
 __all__ = ["GraphJournal", "rows_of"]
 
 
-_Rows = tuple  # (producers row, uses rows, control successors or None, control predecessors or None)
+#: (producers row, uses rows, control successors, control predecessors), all tuples (the uses of one output port
+#: and the control neighbours as the tuples of their table's keys, in order; empty when none): immutable and
+#: about a third of the memory of the tables' own lists and dicts
+_Rows = tuple
 
 
 def rows_of(graph: Graph, nid: int) -> _Rows:
-    """Copies of node ``nid``'s rows in ``graph``'s edge tables. O(degree)."""
+    """Frozen copies of node ``nid``'s rows in ``graph``'s edge tables. O(degree)."""
     succ = graph._ctrl_succ.get(nid)
     pred = graph._ctrl_pred.get(nid)
-    return (graph._producers[nid].copy(), list(map(dict.copy, graph._uses[nid])), dict(succ) if succ else None,
-            dict(pred) if pred else None)
+    return (tuple(graph._producers[nid]), tuple(map(tuple, graph._uses[nid])), tuple(succ) if succ else (),
+            tuple(pred) if pred else ())
 
 
 class GraphJournal:
@@ -90,7 +93,10 @@ class GraphJournal:
 
     def materialize(self) -> Graph:
         """The graph as it was when the journal was opened, as a new independent :class:`Graph`. O(n + e)
-        the first time (then cached); detaches the journal (and its subgraphs') from the live graphs."""
+        the first time (then cached); detaches the journal (and its subgraphs') from the live graphs.
+
+        Like ``Graph.copy(share=True)``, its nodes share their attrs and descs with the live graph's nodes (and
+        with the journal's kept copies) until a ``touch`` on either side gives a node private copies."""
         if self._materialized is not None:
             return self._materialized
         from ._collector import collector_paused
@@ -126,11 +132,12 @@ class GraphJournal:
         producers, uses, pos = snap._producers, snap._uses, snap._pos
         ctrl_succ, ctrl_pred = snap._ctrl_succ, snap._ctrl_pred
         live_pos, saved_pos = live._pos, self.positions
+        fromkeys = dict.fromkeys
         for nid in ids:
             node = kept_nodes.get(nid)
             if node is None:
                 node = live_nodes[nid]
-            clone = node._clone_into(snap, nid, node._name)
+            clone = node._share_into(snap)
             row = kept_rows.get(nid)
             if row is None:
                 producers[nid] = live._producers[nid].copy()
@@ -138,13 +145,13 @@ class GraphJournal:
                 succ = live._ctrl_succ.get(nid)
                 pred = live._ctrl_pred.get(nid)
             else:
-                producers[nid] = row[0].copy()
-                uses[nid] = list(map(dict.copy, row[1]))
+                producers[nid] = list(row[0])
+                uses[nid] = list(map(fromkeys, row[1]))
                 succ, pred = row[2], row[3]
             if succ:
-                ctrl_succ[nid] = dict(succ)
+                ctrl_succ[nid] = fromkeys(succ)
             if pred:
-                ctrl_pred[nid] = dict(pred)
+                ctrl_pred[nid] = fromkeys(pred)
             nodes[nid] = clone
             by_name[clone._name] = nid
             bucket = by_type.get(clone._op_type)
@@ -154,6 +161,14 @@ class GraphJournal:
                 bucket[nid] = None
             p = saved_pos.get(nid)
             pos[nid] = live_pos[nid] if p is None else p
+        # every node shares its attrs and descs with the live node or the kept copy it was built from (see
+        # Graph.copy(share=True)): both graphs copy a node's contents before its first in-place change
+        snap._shared = set(nodes)
+        live_shared = live._shared
+        if live_shared:
+            live_shared.update(nid for nid in ids if nid in live_nodes)
+        else:
+            live._shared = {nid for nid in ids if nid in live_nodes}
         snap._taken = set(pos.values())
         snap._next_pos = self.next_pos
         snap._next_id = next_id
