@@ -106,7 +106,7 @@ def test_consts() -> None:
 
 def test_const_errors() -> None:
     b = GraphBuilder()
-    with pytest.raises(ValueError, match="do not fill shape"):
+    with pytest.raises(ValueError, match=r"^Value count \(3\) doesn't match shape \[2, 2\] \(expected 4"):
         b.create_const_int64([1, 2, 3], [2, 2])
     with pytest.raises(TypeError):
         b.create_const_int64([1.5])
@@ -290,13 +290,13 @@ def test_arithmetic_operand_order_and_conversions() -> None:
 def test_arithmetic_errors() -> None:
     b, other = GraphBuilder("a"), GraphBuilder("b")
     x, y = b.create_input(0), other.create_input(0)
-    with pytest.raises(ValueError, match="GraphBuilder 'b'"):
+    with pytest.raises(ValueError, match=r"^Cannot perform add: tensors from different GraphBuilders \('a' vs 'b'\)"):
         x + y
     with pytest.raises(TypeError, match="str"):
         x + "1"
     with pytest.raises(TypeError):
         x + (1, 2)
-    with pytest.raises(ValueError, match="ragged"):
+    with pytest.raises(ValueError, match="^Irregular nested list: all sub-lists must have the same shape"):
         x + [[1, 2], [3]]
     with pytest.raises(TypeError, match="empty sub-list"):
         x + [[], []]

@@ -57,9 +57,9 @@ def test_tensor_desc_accessors_setters_and_errors() -> None:
         [2, 2], [4], Format.FORMAT_NHWC, Format.FORMAT_NCHW, DataType.DT_INT8)
     assert not hasattr(d, "get_origin_data_type")
     assert repr(TensorDesc()) == "TensorDesc(shape=[], format=FORMAT_ND, data_type=DT_FLOAT)"
-    with pytest.raises(TypeError, match="format"):
+    with pytest.raises(TypeError, match="^Format must be a Format"):
         TensorDesc([1], 2)  # type: ignore[arg-type]
-    with pytest.raises(TypeError, match="data_type"):
+    with pytest.raises(TypeError, match="^Data type must be a DataType"):
         TensorDesc([1], Format.FORMAT_ND, 0)  # type: ignore[arg-type]
     with pytest.raises(TypeError, match="shape"):
         TensorDesc((1, 2))  # type: ignore[arg-type]
@@ -93,9 +93,9 @@ def test_tensor_encodings_and_data_rendering() -> None:
 
 
 def test_tensor_errors() -> None:
-    with pytest.raises(RuntimeError, match="either data or file_path"):
+    with pytest.raises(RuntimeError, match="^Tensor should be created either by data or by file"):
         Tensor([1.0], "x.bin")
-    with pytest.raises(TypeError, match="flat list"):
+    with pytest.raises(TypeError, match="^data should be List"):
         Tensor((1.0, 2.0))  # type: ignore[arg-type]
     with pytest.raises(RuntimeError, match="DT_DOUBLE"):
         Tensor([1.0], data_type=DataType.DT_DOUBLE)
@@ -103,7 +103,7 @@ def test_tensor_errors() -> None:
         Tensor([1.0, 2.0, 3.0], shape=[2, 2])
     with pytest.raises(TypeError, match="Placement"):
         Tensor([1.0], placement=1)  # type: ignore[arg-type]
-    with pytest.raises(TypeError, match="shape"):
+    with pytest.raises(TypeError, match="^Shape must be a list of integers"):
         Tensor([1.0], shape=[1.0])  # type: ignore[list-item]
     with pytest.raises(RuntimeError):
         copy.deepcopy(Tensor([1.0]))

@@ -102,7 +102,7 @@ def test_reload_rename_to_existing_name_is_an_error(tmp_path):
     ps = PassSet([str(tmp_path)])
     write(tmp_path / "b.py", PASS.format(name="A", limit=1, ret="True"))
     report = ps.reload()
-    assert report.errors and "duplicate pass name 'A'" in str(report.errors[0])
+    assert report.errors and "python pass name already exists: A" in str(report.errors[0])
     assert ps.pass_names() == ["A", "B"]
 
 

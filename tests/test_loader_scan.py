@@ -97,7 +97,7 @@ def test_duplicate_name_across_files_fails_later_file(tmp_path):
     result = loader.load_paths([str(tmp_path)])
     assert [d.pass_name for d in result.descriptors] == ["Same"]
     (err,) = result.errors
-    assert err.rule == "registration" and "duplicate pass name 'Same'" in str(err)
+    assert err.rule == "registration" and "python pass name already exists: Same" in str(err)
     assert Path(err.path).name == "b.py" and err.line > 0
 
 

@@ -69,7 +69,7 @@ def _assert_duplicate_refused(run: gebench.Run, dup_dir: Path) -> None:
     (err,) = run.load_errors
     assert Path(err.path) == (dup_dir / "b.py").resolve()
     assert err.line == 7 and err.rule == "registration"  # the @register_fusion_pass line
-    assert "duplicate pass name 'Same'" in str(err) and str((dup_dir / "a.py").resolve()) in str(err)
+    assert "python pass name already exists: Same" in str(err) and str((dup_dir / "a.py").resolve()) in str(err)
     assert [d.pass_name for d in run.passes] == ["Same"]
 
 
@@ -93,7 +93,7 @@ def test_duplicate_pass_name_on_the_cli_exits_1(model, dup_dir, capsys):
     code = cli.main(["compile", str(model), "--passes", str(dup_dir)])
     out = capsys.readouterr().out
     assert code == 1
-    assert "duplicate pass name 'Same'" in out and "b.py" in out
+    assert "python pass name already exists: Same" in out and "b.py" in out
 
 
 def test_duplicate_refused_file_loads_once_the_other_file_drops_the_name(dup_dir):

@@ -102,7 +102,7 @@ def test_duplicate_pass_names_across_files(tmp_path, GB, es):
     second = pass_file(tmp_path, RELU_TO_ABS.format(name="Same").replace("class Same", "class Other"), "b.py")
     run = gebench.compile(relu_chain(GB, es), passes=[str(tmp_path)])
     assert run.status == "FAILED"
-    assert "duplicate pass name 'Same'" in run.failure_reason and second in run.failure_reason
+    assert "python pass name already exists: Same" in run.failure_reason and second in run.failure_reason
     assert run.load_errors[0].rule == "registration"
 
 

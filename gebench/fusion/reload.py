@@ -284,7 +284,7 @@ class PassSet:
 
 
 def _is_duplicate_name_error(err: PassLoadError) -> bool:
-    return err.rule == "registration" and "duplicate pass name" in str(err.exception)
+    return err.rule == "registration" and "python pass name already exists" in str(err.exception)  # GE's text
 
 
 class Watcher:

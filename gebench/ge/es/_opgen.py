@@ -464,7 +464,7 @@ def _convert_one(op: str, py: str, v: Any, builder: GraphBuilder) -> TensorHolde
     try:
         th = convert_to_tensor_holder(v, builder)
     except (TypeError, ValueError) as exc:
-        raise type(exc)(f"{op}(): argument '{py}': {exc}") from None
+        raise type(exc)(f"{exc} [{op}() argument '{py}']") from None  # GE's message first
     assert th is not None
     return th
 

@@ -15,7 +15,7 @@ import numpy as np
 from gebench import ir, ops
 from gebench.ge.graph import Graph
 from gebench.ge.graph._attr import _AttrValue, to_float32
-from gebench.ge.graph.tensor_desc import check_dims
+from gebench.ge.graph.tensor_desc import _got, check_dims
 from gebench.ge.graph.types import DataType, Format
 from gebench.ir import trusted_desc
 from gebench.ops._make import _layout, _make_node_fed
@@ -109,22 +109,30 @@ def _is_int(value: Any) -> bool:
     return isinstance(value, int) and not isinstance(value, bool)
 
 
-def _require_int(value: Any, what: str) -> int:
+# Each check raises GE's TypeError: ``message`` is GE's text, gebench adds what was given.
+def _require_int(value: Any, message: str) -> int:
     if not _is_int(value):
-        raise TypeError(f"{what} must be an int, got {value!r} ({type(value).__name__})")
+        raise TypeError(message + _got(value))
     return value
 
 
-def _require_th(value: Any, what: str) -> TensorHolder:
+def _require_th(value: Any, message: str) -> TensorHolder:
     if not isinstance(value, TensorHolder):
-        raise TypeError(f"{what} must be a TensorHolder, got {type(value).__name__}")
+        raise TypeError(message + _got(value))
     return value
 
 
-def _require_str(value: Any, what: str) -> str:
+def _require_str(value: Any, message: str) -> str:
     if not isinstance(value, str):
-        raise TypeError(f"{what} must be a str, got {value!r} ({type(value).__name__})")
+        raise TypeError(message + _got(value))
     return value
+
+
+def _validate_const_shape(values: list[Any], dims: list[int]) -> None:
+    """GE's check that ``values`` fill ``dims`` exactly (``ValueError``)."""
+    expected = math.prod(dims)
+    if len(values) != expected:
+        raise ValueError(f"Value count ({len(values)}) doesn't match shape {dims} (expected {expected} elements)")
 
 
 # Scalar Const values by (dtype, exact value): TensorValues are immutable, so Consts built from the same scalar
@@ -213,7 +221,7 @@ class GraphBuilder:
 
     def __init__(self, name: str | None = None) -> None:
         if name is not None and not isinstance(name, str):
-            raise TypeError(f"GraphBuilder name must be a str or None, got {name!r} ({type(name).__name__})")
+            raise TypeError("Graph name must be a string" + _got(name))
         self._name = name or "graph"
         self._graph = ir.StagedGraph(self._name)
         self._counter = 0
@@ -228,8 +236,8 @@ class GraphBuilder:
     # ------------------------------------------------------------------ internals
     def _check_live(self, op: str) -> None:
         if self._built:
-            raise RuntimeError(f"Cannot {op}: GraphBuilder has already been built. "
-                               f"Create a new GraphBuilder (graph {self._name!r} was returned by build_and_reset).")
+            raise RuntimeError(f"Cannot {op}: GraphBuilder has already been built. Create a new GraphBuilder to build "
+                               f"another graph. (Graph {self._name!r} was returned by build_and_reset.)")
 
     def _next_name(self, op_type: str) -> str:
         while True:
@@ -334,18 +342,16 @@ class GraphBuilder:
             return self._int_scalar(dtype, value, api)
         values = [value] if isinstance(value, int) else value
         if not isinstance(values, list) or not all(isinstance(v, int) for v in values):
-            raise TypeError(f"{api}: value must be an int or a list of int, got {value!r}")
-        dims = [len(values)] if shape is None else check_dims(shape, f"{api}: shape")
-        if len(values) != math.prod(dims):
-            raise ValueError(f"{api}: {len(values)} values do not fill shape {dims} "
-                             f"(it needs {math.prod(dims)})")
+            raise TypeError("Value must be an integer or list of integers" + _got(value))
+        dims = [len(values)] if shape is None else check_dims(shape, "Shape must be a list of integers")
+        _validate_const_shape(values, dims)
         self._check_range(dtype, values, api)
         return self._const(dtype, [int(v) for v in values], dims)
 
     def _int_scalar(self, dtype: DataType, value: Any, api: str) -> TensorHolder:
         self._check_live(api)
         if not isinstance(value, int):
-            raise TypeError(f"{api}: value must be an int, got {value!r} ({type(value).__name__})")
+            raise TypeError("Value must be an integer" + _got(value))
         self._check_range(dtype, [value], api)
         return self._const(dtype, [int(value)], [])
 
@@ -354,7 +360,9 @@ class GraphBuilder:
         lo, hi = _INT_RANGES[dtype]
         for v in values:
             if not lo <= v <= hi:
-                raise ValueError(f"{api}: value {v} is outside the {dtype.name} range [{lo}, {hi}]")
+                ge_text = {DataType.DT_UINT64: "Value must be non-negative for uint64: ",
+                           DataType.DT_UINT32: "Value must be in range [0, 2^32-1] for uint32: "}.get(dtype, "")
+                raise ValueError(f"{ge_text}{api}: value {v} is outside the {dtype.name} range [{lo}, {hi}]")
 
     # ------------------------------------------------------------------ inputs
     def create_input(self, index: int, *, name: str | None = None, type_str: InputType = InputType.DATA,
@@ -368,16 +376,17 @@ class GraphBuilder:
             RuntimeError: ``index`` is negative or already used, or the name is taken.
         """
         self._check_live("create_input")
-        _require_int(index, "create_input: index")
+        _require_int(index, "Input index must be an integer")
+        dims = [] if shape is None else check_dims(shape, "Shape must be a list of integers")
+        # gebench's own checks (GE leaves these to its native layer)
         if name is not None:
-            _require_str(name, "create_input: name")
+            _require_str(name, "create_input: name must be a string")
         if not isinstance(type_str, InputType):
-            raise TypeError(f"create_input: type_str must be an InputType, got {type_str!r}")
+            raise TypeError("create_input: type_str must be an InputType" + _got(type_str))
         if not isinstance(data_type, DataType):
-            raise TypeError(f"create_input: data_type must be a DataType, got {data_type!r}")
+            raise TypeError("create_input: data_type must be a DataType" + _got(data_type))
         if not isinstance(format, Format):
-            raise TypeError(f"create_input: format must be a Format, got {format!r}")
-        dims = [] if shape is None else check_dims(shape, "create_input: shape")
+            raise TypeError("create_input: format must be a Format" + _got(format))
         node_name = name if name is not None else f"input_{index}"
         if index < 0 or index in self._inputs or self._graph.find(node_name) is not None:
             why = ("the index is negative" if index < 0 else
@@ -420,9 +429,9 @@ class GraphBuilder:
         """
         self._check_live("create_inputs")
         if not _is_int(num) or num <= 0:
-            raise TypeError(f"create_inputs: num must be an int > 0, got {num!r}")
+            raise TypeError("Number of inputs must be a positive integer" + _got(num))
         if not _is_int(start_index) or start_index < 0:
-            raise TypeError(f"create_inputs: start_index must be an int >= 0, got {start_index!r}")
+            raise TypeError("Start index must be a non-negative integer" + _got(start_index))
         return [self.create_input(start_index + i) for i in range(num)]
 
     def create_variable(self, index: int, name: str) -> TensorHolder:
@@ -433,8 +442,8 @@ class GraphBuilder:
             RuntimeError: the name is taken.
         """
         self._check_live("create_variable")
-        _require_int(index, "create_variable: index")
-        _require_str(name, "create_variable: name")
+        _require_int(index, "Index must be an integer")
+        _require_str(name, "Name must be a string")
         if self._graph.find(name) is not None:
             raise RuntimeError(f"Failed to create variable: name {name!r} is taken")
         node = self._graph.add_node("Variable", name=name, attrs={"index": index}, inputs=[ir.TensorDesc()],
@@ -476,18 +485,16 @@ class GraphBuilder:
             return self.create_scalar_float(value)
         values = [value] if isinstance(value, (int, float)) else value
         if not isinstance(values, list) or not all(isinstance(v, (int, float)) for v in values):
-            raise TypeError(f"create_const_float: value must be a float or a list of float, got {value!r}")
-        dims = [len(values)] if shape is None else check_dims(shape, "create_const_float: shape")
-        if len(values) != math.prod(dims):
-            raise ValueError(f"create_const_float: {len(values)} values do not fill shape {dims} "
-                             f"(it needs {math.prod(dims)})")
+            raise TypeError("Value must be a float or list of floats" + _got(value))
+        dims = [len(values)] if shape is None else check_dims(shape, "Shape must be a list of integers")
+        _validate_const_shape(values, dims)
         return self._const(DataType.DT_FLOAT, [float(v) for v in values], dims)
 
     def create_vector_int64(self, value: list[int]) -> TensorHolder:
         """A 1-D DT_INT64 Const. Raises TypeError unless ``value`` is a list of int."""
         self._check_live("create_vector_int64")
-        if not isinstance(value, list):
-            raise TypeError(f"create_vector_int64: value must be a list of int, got {value!r}")
+        if not isinstance(value, list) or not all(_is_int(v) for v in value):
+            raise TypeError("Value must be a list of integers" + _got(value))
         return self._int_const(DataType.DT_INT64, value, None, "create_vector_int64")
 
     def create_scalar_int64(self, value: int) -> TensorHolder:
@@ -510,7 +517,7 @@ class GraphBuilder:
         """A DT_FLOAT scalar Const; ints are accepted. Raises TypeError for anything else."""
         self._check_live("create_scalar_float")
         if not isinstance(value, (int, float)):
-            raise TypeError(f"create_scalar_float: value must be a float, got {value!r} ({type(value).__name__})")
+            raise TypeError("Value must be a number" + _got(value))
         return self._const(DataType.DT_FLOAT, [_float32_of(value)], [])
 
     # ------------------------------------------------------------------ outputs and attrs
@@ -522,28 +529,30 @@ class GraphBuilder:
             RuntimeError: the index is negative or already set, or the tensor belongs to another builder.
         """
         self._check_live("set_graph_output")
-        _require_th(tensor, "set_graph_output: tensor")
-        _require_int(output_index, "set_graph_output: output_index")
-        self._own(tensor, "set_graph_output: tensor")
+        _require_th(tensor, "Tensor must be a TensorHolder")
+        _require_int(output_index, "Output index must be an integer")
+        failure = f"Failed to set graph output for graph {self._name} output index {output_index}"
+        if tensor._builder is not self:
+            self._own(tensor, f"{failure}: the tensor")
         if output_index < 0:
-            raise RuntimeError(f"set_graph_output: output index {output_index} is negative")
+            raise RuntimeError(f"{failure}: the index is negative")
         if output_index in self._outputs:
-            raise RuntimeError(f"set_graph_output: output index {output_index} is already set")
+            raise RuntimeError(f"{failure}: the index is already set")
         self._outputs[output_index] = (tensor._ir_node, tensor._output_index)
 
     def _typed_value(self, api: str, value: Any, kind: str) -> Any:
         if kind == "int64" and not _is_int(value):
-            raise TypeError(f"{api}: value must be an int, got {value!r} ({type(value).__name__})")
+            raise TypeError("Value must be an integer" + _got(value))
         if kind == "string" and not isinstance(value, str):
-            raise TypeError(f"{api}: value must be a str, got {value!r} ({type(value).__name__})")
+            raise TypeError("Value must be a string" + _got(value))
         if kind == "bool" and not isinstance(value, bool):
-            raise TypeError(f"{api}: value must be a bool, got {value!r} ({type(value).__name__})")
+            raise TypeError("Value must be a boolean" + _got(value))
         return value
 
     def _graph_attr(self, kind: str, attr_name: Any, value: Any) -> None:
         api = f"set_graph_attr_{kind}"
         self._check_live(api)
-        _require_str(attr_name, f"{api}: attr_name")
+        _require_str(attr_name, "Attribute name must be a string")
         self._graph.attrs[attr_name] = self._typed_value(api, value, kind)
 
     def set_graph_attr_int64(self, attr_name: str, value: int) -> None:
@@ -561,10 +570,10 @@ class GraphBuilder:
     def _tensor_attr(self, kind: str, where: str, tensor: Any, attr_name: Any, value: Any) -> None:
         api = f"set_{where}_attr_{kind}"
         self._check_live(api)
-        _require_th(tensor, f"{api}: tensor")
-        self._own(tensor, f"{api}: tensor")
-        _require_str(attr_name, f"{api}: attr_name")
+        _require_th(tensor, "Tensor must be a TensorHolder")
+        _require_str(attr_name, "Attribute name must be a string")
         value = self._typed_value(api, value, kind)
+        self._own(tensor, f"{api}: tensor")
         if where == "tensor":
             tensor._ir_node.outputs[tensor._output_index].attrs[attr_name] = value
         else:
@@ -602,19 +611,22 @@ class GraphBuilder:
             RuntimeError: a tensor belongs to another builder, or an edge would close a cycle.
         """
         self._check_live("add_control_dependency")
-        _require_th(dst_tensor, "add_control_dependency: dst_tensor")
+        _require_th(dst_tensor, "dst_tensor must be a TensorHolder")
         if not isinstance(src_tensors, list):
-            raise TypeError(f"add_control_dependency: src_tensors must be a list of TensorHolder, "
-                            f"got {type(src_tensors).__name__}")
+            raise TypeError("src_tensors must be a list" + _got(src_tensors))
+        for th in src_tensors:
+            _require_th(th, "src_tensors must be a list of TensorHolder")
+        failure = f"Failed to add control dependency for nodes in graph {self._name}"
         for i, th in enumerate(src_tensors):
-            _require_th(th, f"add_control_dependency: src_tensors[{i}]")
-            self._own(th, f"add_control_dependency: src_tensors[{i}]")
-        self._own(dst_tensor, "add_control_dependency: dst_tensor")
+            if th._builder is not self:
+                self._own(th, f"{failure}: src_tensors[{i}]")
+        if dst_tensor._builder is not self:
+            self._own(dst_tensor, f"{failure}: dst_tensor")
         for th in src_tensors:
             try:
                 self._graph.add_control_edge(th._ir_node, dst_tensor._ir_node)
             except ir.GraphError as exc:
-                raise RuntimeError(f"add_control_dependency: {exc}") from exc
+                raise RuntimeError(f"{failure}: {exc}") from exc
 
     # ------------------------------------------------------------------ build
     def build_and_reset(self, outputs: list[TensorHolder] | None = None) -> Graph:
@@ -630,11 +642,12 @@ class GraphBuilder:
         self._check_live("build_and_reset")
         if outputs is not None:
             if not isinstance(outputs, list):
-                raise TypeError(f"build_and_reset: outputs must be a list of TensorHolder, "
-                                f"got {type(outputs).__name__}")
+                raise TypeError("Outputs must be a list" + _got(outputs))
+            for th in outputs:
+                if type(th) is not TensorHolder:
+                    _require_th(th, "All outputs must be TensorHolder objects")
             for i, th in enumerate(outputs):
-                if type(th) is not TensorHolder or th._builder is not self:  # the checks below raise
-                    _require_th(th, f"build_and_reset: outputs[{i}]")
+                if th._builder is not self:
                     self._own(th, f"build_and_reset: outputs[{i}]")
                 if i in self._outputs:
                     raise RuntimeError(f"build_and_reset: output index {i} is already set by set_graph_output")
@@ -680,10 +693,10 @@ class GraphBuilder:
                 pending.append(nested)
 
     def __copy__(self) -> NoReturn:
-        raise RuntimeError("GraphBuilder cannot be copied")
+        raise RuntimeError("GraphBuilder does not support copy")
 
     def __deepcopy__(self, memo: dict[int, Any]) -> NoReturn:
-        raise RuntimeError("GraphBuilder cannot be copied")
+        raise RuntimeError("GraphBuilder does not support deepcopy")
 
     def __repr__(self) -> str:
         state = "built" if self._built else f"{len(self._graph)} nodes"

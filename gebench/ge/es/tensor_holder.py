@@ -6,7 +6,7 @@ from typing import TYPE_CHECKING, Any
 
 from gebench import ir
 from gebench.ge.graph import Node
-from gebench.ge.graph.tensor_desc import check_dims
+from gebench.ge.graph.tensor_desc import _got, check_dims
 from gebench.ge.graph.types import DataType, Format
 
 if TYPE_CHECKING:
@@ -29,7 +29,8 @@ class TensorHolder:
     __slots__ = ("_builder", "_ir_node", "_output_index")
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:
-        raise RuntimeError("TensorHolder cannot be constructed directly; use GraphBuilder methods or ES op functions")
+        raise RuntimeError("TensorHolder objects should not be created directly; use GraphBuilder methods or ES op "
+                           "functions")
 
     @classmethod
     def _create(cls, builder: GraphBuilder, node: ir.Node, output_index: int = 0) -> TensorHolder:
@@ -51,29 +52,41 @@ class TensorHolder:
         """A non-owning :class:`ge.graph.Node` view of the producer."""
         return Node._wrap(self._ir_node)
 
-    def _out_desc(self, op: str) -> ir.TensorDesc:
-        self._builder._check_live(op)
+    def _out_desc(self, failure: str) -> ir.TensorDesc:
+        """This output's desc; ``RuntimeError`` starting with ``failure`` (GE's message) once the builder is built."""
+        try:
+            self._builder._check_live(failure[len("Failed to "):])
+        except RuntimeError as exc:
+            raise RuntimeError(f"{failure}: {exc}") from None
         return self._ir_node.outputs[self._output_index]
 
     def set_data_type(self, data_type: DataType) -> TensorHolder:
         """Set the dtype of this output's desc. Raises TypeError (not a DataType) / RuntimeError (built)."""
         if not isinstance(data_type, DataType):
-            raise TypeError(f"set_data_type of {self.name!r}: expected a DataType, got {data_type!r}")
-        self._out_desc("set_data_type").dtype = data_type
+            raise TypeError("Data type must be a DataType enum" + _got(data_type))
+        self._out_desc("Failed to set data type").dtype = data_type
         return self
 
     def set_format(self, format: Format) -> TensorHolder:
         """Set the format of this output's desc. Raises TypeError (not a Format) / RuntimeError (built)."""
         if not isinstance(format, Format):
-            raise TypeError(f"set_format of {self.name!r}: expected a Format, got {format!r}")
-        self._out_desc("set_format").format = format
+            raise TypeError("Format must be a Format enum" + _got(format))
+        self._out_desc("Failed to set format").format = format
         return self
 
     def set_shape(self, shape: list[int]) -> TensorHolder:
         """Set the shape of this output's desc. Raises TypeError (not a list of int) / RuntimeError (built)."""
-        dims = check_dims(shape, f"set_shape of {self.name!r}: shape")
-        self._out_desc("set_shape").shape = tuple(dims)
+        if not isinstance(shape, list):
+            raise TypeError("Shape must be a list of integers" + _got(shape))
+        dims = check_dims(shape, "All shape dimensions must be integers")
+        self._out_desc("Failed to set shape").shape = tuple(dims)
         return self
+
+    def _validate_operation(self, other: Any, op_name: str) -> None:
+        """GE's check that both operands of ``op_name`` come from the same builder (``ValueError``)."""
+        if isinstance(other, TensorHolder) and other._builder is not self._builder:
+            raise ValueError(f"Cannot perform {op_name}: tensors from different GraphBuilders "
+                             f"('{self._builder.name}' vs '{other._builder.name}')")
 
     # -- arithmetic
     def _binary(self, op_type: str, lhs: Any, rhs: Any) -> TensorHolder:
@@ -83,18 +96,22 @@ class TensorHolder:
 
     def add(self, other: Any) -> TensorHolder:
         """``Add(self, other)``. Raises TypeError (unconvertible other) / ValueError (other builder)."""
+        self._validate_operation(other, "add")
         return self._binary("Add", self, other)
 
     def sub(self, other: Any) -> TensorHolder:
         """``Sub(self, other)``."""
+        self._validate_operation(other, "sub")
         return self._binary("Sub", self, other)
 
     def mul(self, other: Any) -> TensorHolder:
         """``Mul(self, other)``."""
+        self._validate_operation(other, "mul")
         return self._binary("Mul", self, other)
 
     def div(self, other: Any) -> TensorHolder:
         """``Div(self, other)``."""
+        self._validate_operation(other, "div")
         return self._binary("Div", self, other)
 
     def __add__(self, other: Any) -> TensorHolder:

@@ -21,16 +21,18 @@ def _infer(value: Any, top: bool) -> tuple[list[Any], list[int]]:
         if not value:
             if top:
                 return [], [0]
-            raise TypeError("cannot convert a nested list with an empty sub-list to a tensor")
+            raise TypeError("Value must be int|float or nested lists of int|float (an empty sub-list has no "
+                            "shape)")
         parts = [_infer(v, False) for v in value]
         shapes = {tuple(shape) for _, shape in parts}
         if len(shapes) > 1:
-            raise ValueError(f"cannot convert a ragged nested list to a tensor (sub-shapes {sorted(shapes)})")
+            raise ValueError(f"Irregular nested list: all sub-lists must have the same shape (sub-shapes "
+                             f"{sorted(shapes)})")
         return [x for flat, _ in parts for x in flat], [len(value), *parts[0][1]]
     if isinstance(value, (int, float)):
         return [value], []
-    raise TypeError(f"cannot convert a nested list with a {type(value).__name__} element ({value!r}) to a tensor; "
-                    "elements must be int or float")
+    raise TypeError(f"Value must be int|float or nested lists of int|float (got the element {value!r} of type "
+                    f"{type(value).__name__})")
 
 
 def convert_to_tensor_holder(value: Any, owner_builder: GraphBuilder | None) -> TensorHolder | None:
@@ -47,11 +49,11 @@ def convert_to_tensor_holder(value: Any, owner_builder: GraphBuilder | None) -> 
     if value is None or isinstance(value, TensorHolder):
         return value
     if not isinstance(value, (int, float, list)):
-        raise TypeError(f"cannot convert {type(value).__name__} {value!r} to a TensorHolder; expected a "
-                        "TensorHolder, int, float or nested list of numbers")
+        raise TypeError(f"Value must be TensorHolder or int|float or nested lists of int|float or None (got "
+                        f"{value!r} of type {type(value).__name__})")
     if not isinstance(owner_builder, GraphBuilder):
-        raise ValueError(f"cannot convert {value!r} to a Const without a GraphBuilder; pass a TensorHolder "
-                         "(or the owner builder) among the op's inputs")
+        raise ValueError(f"Please ensure at least one input tensor or an explicit owner_builder is provided when "
+                         f"supported (no GraphBuilder to make a Const of {value!r})")
     if isinstance(value, int):
         return owner_builder.create_scalar_int64(value)
     if isinstance(value, float):
@@ -81,8 +83,10 @@ def resolve_builder(*values: Any) -> GraphBuilder:
     Raises:
         ValueError: none of ``values`` is (or contains) a GraphBuilder or TensorHolder.
     """
+    if not values:
+        raise ValueError("At least one argument is required to resolve GraphBuilder")
     found = _scan(values)
     if found is None:
-        raise ValueError("cannot find the GraphBuilder: at least one input must be a TensorHolder "
-                         "(or pass the owner builder)")
+        raise ValueError("Please ensure at least one input tensor or an explicit owner_builder is provided when "
+                         "supported (no argument is a TensorHolder or a GraphBuilder)")
     return found

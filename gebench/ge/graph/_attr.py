@@ -9,7 +9,7 @@ import numpy as np
 from gebench import ir
 
 from .tensor import Tensor
-from .types import DataType
+from .types import AttrValueType, DataType
 
 __all__ = ["_AttrValue", "to_float32"]
 
@@ -59,9 +59,8 @@ class _AttrValue:
                 return [int(v) for v in value]
             if all(isinstance(v, str) for v in value):
                 return list(value)
-        kind = "an empty list" if isinstance(value, list) and not value else f"{type(value).__name__} {value!r}"
-        raise ValueError(f"{what}: cannot store {kind} as an attribute value; use str, float, bool, int, DataType, "
-                         "Tensor, or a non-empty list of float, bool, int or str")
+        raise ValueError(f"Unsupported attribute type: {type(value)} for value: {value} ({what}: use str, float, "
+                         "bool, int, DataType, Tensor, or a non-empty list of float, bool, int or str)")
 
     @staticmethod
     def from_ir(value: Any, what: str) -> Any:
@@ -87,7 +86,28 @@ class _AttrValue:
                 return [int(v) for v in value]
             if all(isinstance(v, (str, bool, int, float, np.bool_, np.integer, np.floating)) for v in value):
                 return [_AttrValue.from_ir(v, what) for v in value]
-            kind = "list of lists" if any(isinstance(v, (list, tuple)) for v in value) else "list"
-        else:
-            kind = type(value).__name__
-        raise RuntimeError(f"Unsupported attribute type for {what}: GE's Python API cannot read a {kind} value")
+        raise RuntimeError(f"Unsupported attribute type: {_value_type(value)} ({what}: GE's Python API cannot read "
+                           "this kind of value)")
+
+
+def _value_type(value: Any) -> AttrValueType:
+    """GE's ``AttrValueType`` of an IR attr value (``VT_NONE`` when it has none)."""
+    if isinstance(value, (list, tuple)):
+        items = [v for v in value if not isinstance(v, (list, tuple))]
+        if value and not items:  # a list of lists
+            flat = [x for v in value for x in v]
+            return AttrValueType.VT_LIST_LIST_FLOAT if any(isinstance(x, float) for x in flat) \
+                else AttrValueType.VT_LIST_LIST_INT
+        inner = _value_type(items[0]) if items else AttrValueType.VT_NONE
+        return AttrValueType(inner + AttrValueType.VT_LIST_BASE) if inner else AttrValueType.VT_NONE
+    if isinstance(value, (bytes, bytearray)):
+        return AttrValueType.VT_BYTES
+    if isinstance(value, ir.TensorDesc):
+        return AttrValueType.VT_TENSOR_DESC
+    if isinstance(value, ir.TensorValue):
+        return AttrValueType.VT_TENSOR
+    if isinstance(value, ir.Graph):
+        return AttrValueType.VT_GRAPH
+    if isinstance(value, dict):
+        return AttrValueType.VT_NAMED_ATTRS
+    return AttrValueType.VT_NONE

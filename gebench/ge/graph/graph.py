@@ -16,7 +16,7 @@ from gebench import ir
 from gebench._atomic import write_text_atomically
 
 from ._attr import _AttrValue
-from .node import Node, _check_int, _check_str
+from .node import Node, _check_int, _check_str, _got
 
 __all__ = ["Graph", "DumpFormat"]
 
@@ -81,8 +81,11 @@ def register_air_io(save: Callable[[ir.Graph, str], None], load: Callable[[str],
     _AIR_IO["load"] = load
 
 
-def _no_copy(obj: object) -> NoReturn:
-    raise RuntimeError(f"{type(obj).__name__} cannot be copied")
+def _no_copy(obj: object, deep: bool = False) -> NoReturn:
+    raise RuntimeError(f"{type(obj).__name__} does not support {'deepcopy' if deep else 'copy'}")
+
+
+_FORMAT_CHOICES = "Format must be in [DumpFormat.kOnnx, DumpFormat.kTxt, DumpFormat.kReadable]"
 
 
 class Graph:
@@ -96,7 +99,7 @@ class Graph:
     """
 
     def __init__(self, name: str = "graph") -> None:
-        _check_str(name, "Graph name")
+        _check_str(name, "Graph name must be a string")
         self._ir = ir.Graph(name)
         self._owns = True
         self._handle: object | None = True
@@ -126,12 +129,15 @@ class Graph:
             g = g.parent_graph
         return g
 
-    def _own_node(self, node: Any, what: str) -> ir.Node:
+    def _own_node(self, node: Any, what: str, failure: str = "") -> ir.Node:
+        """The IR node of ``node`` (``what`` names the argument). Raises ``TypeError`` (GE's "<what> must be a
+        Node") and ``RuntimeError`` starting with ``failure`` (GE's message) for a node of another graph."""
         if not isinstance(node, Node):
-            raise TypeError(f"{what} must be a Node, got {type(node).__name__}")
+            raise TypeError(f"{what} must be a Node" + _got(node))
         g = self._live()
         if node._ir_node not in g:
-            raise RuntimeError(f"{what} {node._ir_node.name!r} is not a node of graph {g.name!r}")
+            raise RuntimeError(f"{failure}: " * bool(failure) + f"{what} {node._ir_node.name!r} is not a node of "
+                               f"graph {g.name!r}")
         return node._ir_node
 
     # -- identity and nodes
@@ -168,28 +174,28 @@ class Graph:
             TypeError: ``name`` is not a str.
             RuntimeError: there is no such node (never returns None).
         """
-        _check_str(name, "node name")
+        _check_str(name, "name must be a string")
         g = self._live()
         found = g.find(name)
         if found is None:
             for n in self.get_all_nodes():
                 if n.name == name:
                     return n
-            raise RuntimeError(f"graph {g.name!r} has no node named {name!r}")
+            raise RuntimeError(f"Failed to find Node name {name}: graph {g.name!r} has no node of that name")
         return Node._wrap(found)
 
     # -- attrs
     def get_attr(self, key: str) -> Any:
         """Graph attr ``key`` (marshalled as for nodes). Raises TypeError / RuntimeError when absent."""
-        _check_str(key, "attr name")
+        _check_str(key, "Attribute key must be a string")
         g = self._live()
         if key not in g.attrs:
-            raise RuntimeError(f"graph {g.name!r} has no attr {key!r}")
+            raise RuntimeError(f"Failed to get attribute '{key}' from Graph {g.name}: the graph has no such attr")
         return _AttrValue.from_ir(g.attrs[key], f"attr {key!r} of graph {g.name!r}")
 
     def set_attr(self, key: str, value: Any) -> None:
         """Set graph attr ``key``. Raises TypeError (key) / ValueError (value kind)."""
-        _check_str(key, "attr name")
+        _check_str(key, "Attribute key must be a string")
         g = self._live()
         g.attrs[key] = _AttrValue.to_ir(value, f"attr {key!r} of graph {g.name!r}")
 
@@ -201,13 +207,22 @@ class Graph:
             TypeError: ``node`` is not a Node.
             RuntimeError: ``node`` is not in this graph.
         """
-        n = self._own_node(node, "node")
+        failure = f"Failed to remove Node {node.name} from Graph {self.name}" if isinstance(node, Node) else ""
+        n = self._own_node(node, "node", failure)
         self._live().remove_node(n)
 
-    def _edge_args(self, src: Any, src_port: Any, dst: Any, dst_port: Any) -> tuple[ir.Node, int, ir.Node, int]:
-        s = self._own_node(src, "src")
-        d = self._own_node(dst, "dst")
-        return s, _check_int(src_port, "src_port"), d, _check_int(dst_port, "dst_port")
+    def _edge_args(self, src: Any, src_port: Any, dst: Any, dst_port: Any,
+                   failure: Callable[[], str]) -> tuple[ir.Node, int, ir.Node, int]:
+        """Arguments checked in GE's order (source node, its port, destination node, its port); ``failure()``
+        is GE's message for an edge that cannot be changed."""
+        if not isinstance(src, Node):
+            raise TypeError("src_node must be a Node" + _got(src))
+        _check_int(src_port, "src_port_index must be an integer")
+        if not isinstance(dst, Node):
+            raise TypeError("dst_node must be a Node" + _got(dst))
+        _check_int(dst_port, "dst_port_index must be an integer")
+        return (self._own_node(src, "src_node", failure()), src_port, self._own_node(dst, "dst_node", failure()),
+                dst_port)
 
     def add_data_edge(self, src: Node, src_port: int, dst: Node, dst_port: int) -> None:
         """Connect output ``src_port`` of ``src`` to input ``dst_port`` of ``dst``.
@@ -216,20 +231,29 @@ class Graph:
             TypeError: a node is not a Node or a port not an int.
             RuntimeError: a port does not exist, the input is already fed, or the edge would close a cycle.
         """
-        s, sp, d, dp = self._edge_args(src, src_port, dst, dst_port)
+        def failure() -> str:
+            return (f"Failed to add DataEdge from Node {src.name}, Port Index {src_port} to Node {dst.name}, "
+                    f"Port Index {dst_port}")
+
+        s, sp, d, dp = self._edge_args(src, src_port, dst, dst_port, failure)
         try:
             self._live().add_edge(s, sp, d, dp)
         except ir.GraphError as exc:
-            raise RuntimeError(f"cannot add data edge {s.name}:{sp} -> {d.name}:{dp}: {exc}") from exc
+            raise RuntimeError(f"{failure()}: {exc}") from exc
 
     def add_control_edge(self, src: Node, dst: Node) -> None:
         """Add a control edge ``src -> dst``. Raises TypeError / RuntimeError as :meth:`add_data_edge`."""
-        s = self._own_node(src, "src")
-        d = self._own_node(dst, "dst")
+        if not isinstance(src, Node):
+            raise TypeError("src_node must be a Node" + _got(src))
+        if not isinstance(dst, Node):
+            raise TypeError("dst_node must be a Node" + _got(dst))
+        failure = f"Failed to add Control from Node {src.name} to Node {dst.name}"
+        s = self._own_node(src, "src_node", failure)
+        d = self._own_node(dst, "dst_node", failure)
         try:
             self._live().add_control_edge(s, d)
         except ir.GraphError as exc:
-            raise RuntimeError(f"cannot add control edge {s.name} -> {d.name}: {exc}") from exc
+            raise RuntimeError(f"{failure}: {exc}") from exc
 
     def remove_edge(self, src: Node, src_port: int, dst: Node, dst_port: int) -> None:
         """Remove a data edge, or the control edge ``src -> dst`` when both ports are ``-1``.
@@ -238,7 +262,11 @@ class Graph:
             TypeError: a node is not a Node or a port not an int.
             RuntimeError: there is no such edge.
         """
-        s, sp, d, dp = self._edge_args(src, src_port, dst, dst_port)
+        def failure() -> str:
+            return (f"Failed to remove Edge from Node {src.name}, Port Index {src_port} to Node {dst.name}, "
+                    f"Port Index {dst_port}")
+
+        s, sp, d, dp = self._edge_args(src, src_port, dst, dst_port, failure)
         g = self._live()
         try:
             if sp == ir.CONTROL_PORT and dp == ir.CONTROL_PORT:
@@ -246,7 +274,7 @@ class Graph:
             else:
                 g.remove_edge(s, sp, d, dp)
         except ir.GraphError as exc:
-            raise RuntimeError(f"cannot remove edge {s.name}:{sp} -> {d.name}:{dp}: {exc}") from exc
+            raise RuntimeError(f"{failure()}: {exc}") from exc
 
     # -- subgraphs
     def get_all_subgraphs(self) -> list[Graph]:
@@ -256,27 +284,27 @@ class Graph:
 
     def get_subgraph(self, name: str) -> Graph | None:
         """The subgraph called ``name`` or None."""
-        _check_str(name, "subgraph name")
+        _check_str(name, "name must be a string")
         sub = self._root().subgraphs.get(name)
         return None if sub is None else Graph._wrap(sub)
 
     def add_subgraph(self, subgraph: Graph) -> None:
         """Attach ``subgraph`` to the root graph. Raises TypeError / RuntimeError (name taken)."""
         if not isinstance(subgraph, Graph):
-            raise TypeError(f"subgraph must be a Graph, got {type(subgraph).__name__}")
+            raise TypeError("subgraph must be a Graph" + _got(subgraph))
         try:
             self._root().add_subgraph(subgraph._live())
         except ir.GraphError as exc:
-            raise RuntimeError(str(exc)) from exc
+            raise RuntimeError(f"Failed to add subgraph '{subgraph.name}' to graph '{self.name}': {exc}") from exc
         subgraph._owns = False
 
     def remove_subgraph(self, name: str) -> None:
         """Detach the subgraph called ``name``. Raises TypeError / RuntimeError (absent)."""
-        _check_str(name, "subgraph name")
+        _check_str(name, "name must be a string")
         try:
             self._root().remove_subgraph(name)
         except ir.GraphError as exc:
-            raise RuntimeError(str(exc)) from exc
+            raise RuntimeError(f"Failed to remove subgraph '{name}' from graph '{self.name}': {exc}") from exc
 
     # -- dumps and files
     def dump_to_stream(self, format: DumpFormat = DumpFormat.kReadable) -> str:
@@ -287,14 +315,16 @@ class Graph:
             RuntimeError: the format needs a writer that is not available.
         """
         if not isinstance(format, DumpFormat):
-            raise TypeError(f"format must be a DumpFormat, got {format!r}")
+            raise TypeError(_FORMAT_CHOICES + _got(format))
         render = _RENDERERS[format]
+        failure = f"Failed to dump graph: {self.name} to stream"
         try:
             return render(self._live())
         except ImportError as exc:
-            raise RuntimeError(f"{format.name} dumps need gebench.io, which cannot be imported: {exc}") from exc
+            raise RuntimeError(f"{failure}: {format.name} dumps need gebench.io, which cannot be imported: "
+                               f"{exc}") from exc
         except ValueError as exc:  # gebench.io's GeDumpError: a value GE cannot store
-            raise RuntimeError(f"cannot dump graph {self._ir.name!r} as {format.name}: {exc}") from exc
+            raise RuntimeError(f"{failure}: {format.name}: {exc}") from exc
 
     def dump_to_file(self, format: DumpFormat = DumpFormat.kReadable, suffix: str = "") -> None:
         """Write the graph as GE names its dumps: ``<dir>/ge_<kind>_<IDX8>_graph_0_<suffix>.<ext>``.
@@ -306,10 +336,14 @@ class Graph:
             TypeError: ``format`` is not a DumpFormat or ``suffix`` not a str.
             RuntimeError: the file cannot be written or the format has no writer.
         """
+        _check_str(suffix, "Suffix must be a string")
         if not isinstance(format, DumpFormat):
-            raise TypeError(f"format must be a DumpFormat, got {format!r}")
-        _check_str(suffix, "suffix")
-        text = self.dump_to_stream(format)
+            raise TypeError(_FORMAT_CHOICES + _got(format))
+        failure = f"Failed to dump graph: {self.name} to file format {format} with suffix {suffix}"
+        try:
+            text = self.dump_to_stream(format)
+        except RuntimeError as exc:
+            raise RuntimeError(f"{failure}: {exc}") from exc
         prefix, ext = _FILE_PREFIX[format]
         with _DUMP_LOCK:
             index = next(_DUMP_COUNTERS[format])
@@ -319,7 +353,7 @@ class Graph:
             path.parent.mkdir(parents=True, exist_ok=True)
             write_text_atomically(path, text)  # other processes may dump into the same folder
         except OSError as exc:
-            raise RuntimeError(f"cannot write dump {path}: {exc}") from exc
+            raise RuntimeError(f"{failure}: cannot write {path}: {exc}") from exc
 
     def save_to_air(self, file_path: str) -> None:
         """Write the graph as an AIR file (binary GE ModelDef).
@@ -328,12 +362,13 @@ class Graph:
             TypeError: ``file_path`` is not a str.
             RuntimeError: writing fails or no AIR writer is available.
         """
-        _check_str(file_path, "file_path")
+        _check_str(file_path, "file_path must be a string")
         save = _air("save")
         try:
             save(self._live(), file_path)
         except (OSError, ValueError, ImportError) as exc:
-            raise RuntimeError(f"cannot save graph {self.name!r} to {file_path}: {exc}") from exc
+            raise RuntimeError(f"Failed to save graph to AIR format: graph {self.name!r} to {file_path}: {exc}") \
+                from exc
 
     def load_from_air(self, file_path: str) -> None:
         """Replace this graph's content with the graph in AIR file ``file_path``.
@@ -342,12 +377,12 @@ class Graph:
             TypeError: ``file_path`` is not a str.
             RuntimeError: reading fails or no AIR reader is available.
         """
-        _check_str(file_path, "file_path")
+        _check_str(file_path, "file_path must be a string")
         load = _air("load")
         try:
             self._ir = load(file_path)
         except (OSError, ValueError, ImportError) as exc:
-            raise RuntimeError(f"cannot load graph from {file_path}: {exc}") from exc
+            raise RuntimeError(f"Failed to load graph from AIR format: {file_path}: {exc}") from exc
         self._handle = True
 
     # -- python protocol
@@ -362,7 +397,7 @@ class Graph:
         _no_copy(self)
 
     def __deepcopy__(self, memo: dict[int, Any]) -> NoReturn:
-        _no_copy(self)
+        _no_copy(self, deep=True)
 
 
 def _air(kind: str) -> Callable[..., Any]:

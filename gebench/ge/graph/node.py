@@ -22,15 +22,25 @@ def _note_change(node: ir.Node, what: str) -> None:
         note(node.name, what)
 
 
-def _check_int(value: Any, what: str) -> int:
+def _got(value: Any) -> str:
+    """gebench's detail after GE's message: what was given instead."""
+    text = repr(value)
+    if len(text) > 60:
+        text = text[:57] + "..."
+    return f" (got {text} of type {type(value).__name__})"
+
+
+def _check_int(value: Any, message: str) -> int:
+    """``value`` if it is an int (not a bool); else ``TypeError(message + detail)``, ``message`` being GE's text."""
     if not isinstance(value, int) or isinstance(value, bool):
-        raise TypeError(f"{what} must be an int, got {value!r} ({type(value).__name__})")
+        raise TypeError(message + _got(value))
     return value
 
 
-def _check_str(value: Any, what: str) -> str:
+def _check_str(value: Any, message: str) -> str:
+    """``value`` if it is a str; else ``TypeError(message + detail)``, ``message`` being GE's text."""
     if not isinstance(value, str):
-        raise TypeError(f"{what} must be a str, got {value!r} ({type(value).__name__})")
+        raise TypeError(message + _got(value))
     return value
 
 
@@ -44,7 +54,8 @@ class Node:
     __slots__ = ("_ir_node",)
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:
-        raise RuntimeError("Node cannot be constructed directly; get nodes from a Graph, MatchResult or TensorHolder")
+        raise RuntimeError("Node objects should not be created directly. Get nodes from a Graph, a MatchResult or "
+                           "a TensorHolder.")
 
     @classmethod
     def _wrap(cls, ir_node: ir.Node) -> Node:
@@ -52,10 +63,11 @@ class Node:
         obj._ir_node = ir_node
         return obj
 
-    def _graph(self) -> ir.Graph:
+    def _graph(self, failure: str = "") -> ir.Graph:
+        """The node's graph; ``RuntimeError`` (starting with ``failure``, GE's message) once it was removed."""
         node = self._ir_node
         if not node.alive:
-            raise RuntimeError(f"node {node.name!r} has been removed from its graph")
+            raise RuntimeError(f"{failure}: " * bool(failure) + f"node {node.name!r} has been removed from its graph")
         return node.graph
 
     def _touch(self, what: str) -> None:
@@ -95,15 +107,16 @@ class Node:
             TypeError: ``in_index`` is not an int.
             RuntimeError: there is no such input or nothing feeds it.
         """
-        _check_int(in_index, "in_index")
-        graph = self._graph()
+        _check_int(in_index, "Input index must be an integer")
+        failure = f"Failed to get input data node for index {in_index}"
+        graph = self._graph(failure)
         node = self._ir_node
         if not 0 <= in_index < len(node.inputs):
-            raise RuntimeError(f"node {node.name!r} ({node.op_type}) has no input {in_index}; "
+            raise RuntimeError(f"{failure}: node {node.name!r} ({node.op_type}) has no input {in_index}; "
                                f"it has {len(node.inputs)}")
         prod = graph.producer(node, in_index)
         if prod is None:
-            raise RuntimeError(f"input {in_index} of node {node.name!r} ({node.op_type}) is not connected")
+            raise RuntimeError(f"{failure}: input {in_index} of node {node.name!r} ({node.op_type}) is not connected")
         return Node._wrap(prod[0]), prod[1]
 
     def get_out_data_nodes_and_port_indexes(self, out_index: int) -> list[tuple[Node, int]]:
@@ -113,11 +126,12 @@ class Node:
             TypeError: ``out_index`` is not an int.
             RuntimeError: there is no such output.
         """
-        _check_int(out_index, "out_index")
-        graph = self._graph()
+        _check_int(out_index, "Output index must be an integer")
+        failure = f"Failed to get output data node for index {out_index}"
+        graph = self._graph(failure)
         node = self._ir_node
         if not 0 <= out_index < len(node.outputs):
-            raise RuntimeError(f"node {node.name!r} ({node.op_type}) has no output {out_index}; "
+            raise RuntimeError(f"{failure}: node {node.name!r} ({node.op_type}) has no output {out_index}; "
                                f"it has {len(node.outputs)}")
         return [(Node._wrap(dst), port) for dst, port in graph.uses(node, out_index)]
 
@@ -129,7 +143,7 @@ class Node:
 
     # -- attributes
     def has_attr(self, name: str) -> bool:
-        _check_str(name, "attr name")
+        _check_str(name, "attr_name must be a string")
         return name in self._ir_node.attrs
 
     def get_attr(self, key: str) -> Any:
@@ -139,11 +153,12 @@ class Node:
             TypeError: ``key`` is not a str.
             RuntimeError: the node has no such attr, or GE's API cannot read its kind.
         """
-        _check_str(key, "attr name")
+        _check_str(key, "Attribute key must be a string")
         try:
             value = self._ir_node.attrs[key]
         except KeyError:
-            raise RuntimeError(f"node {self.name!r} ({self.type}) has no attr {key!r}") from None
+            raise RuntimeError(f"Failed to get attribute '{key}' from Node: node {self.name!r} ({self.type}) has no "
+                               f"attr {key!r}") from None
         return _AttrValue.from_ir(value, f"attr {key!r} of node {self.name!r}")
 
     def set_attr(self, key: str, value: Any) -> None:
@@ -153,45 +168,55 @@ class Node:
             TypeError: ``key`` is not a str.
             ValueError: ``value`` cannot be stored (empty list, mixed list, unsupported type).
         """
-        _check_str(key, "attr name")
-        graph = self._graph()
+        _check_str(key, "Attribute key must be a string")
+        graph = self._graph(f"Failed to set attribute '{key}' on Node {self.name}")
         value = _AttrValue.to_ir(value, f"attr {key!r} of node {self.name!r}")
         graph.touch(self._ir_node)
         _note_change(self._ir_node, f"attr {key!r}")
         self._ir_node.attrs[key] = value
 
-    def _port_desc(self, descs: list[ir.TensorDesc], index: Any, kind: str) -> ir.TensorDesc:
-        _check_int(index, f"{kind} index")
+    def _port_desc(self, descs: list[ir.TensorDesc], index: Any, kind: str, failure: str = "") -> ir.TensorDesc:
+        """Desc ``index`` of ``descs``. Raises ``TypeError`` (GE's "<Kind> index must be an integer") for a
+        non-int index and ``RuntimeError`` starting with ``failure`` (GE's message) for a missing port."""
+        _check_int(index, f"{kind.capitalize()} index must be an integer")
         if not 0 <= index < len(descs):
-            raise RuntimeError(f"node {self.name!r} ({self.type}) has no {kind} {index}; it has {len(descs)}")
+            raise RuntimeError(f"{failure}: " * bool(failure) + f"node {self.name!r} ({self.type}) has no {kind} "
+                               f"{index}; it has {len(descs)}")
         return descs[index]
 
     def get_input_attr(self, name: str, index: int) -> Any:
         """Attr ``name`` of input desc ``index``. Raises RuntimeError when absent."""
-        _check_str(name, "attr name")
-        desc = self._port_desc(self._ir_node.inputs, index, "input")
+        _check_str(name, "Attribute name must be a string")
+        failure = f"Failed to get Node {self.name} input attribute '{name}' for index {index}"
+        desc = self._port_desc(self._ir_node.inputs, index, "input", failure)
         if name not in desc.attrs:
-            raise RuntimeError(f"input {index} of node {self.name!r} has no attr {name!r}")
+            raise RuntimeError(f"{failure}: input {index} of node {self.name!r} has no attr {name!r}")
         return _AttrValue.from_ir(desc.attrs[name], f"attr {name!r} of input {index} of node {self.name!r}")
 
     def set_input_attr(self, name: str, index: int, value: Any) -> None:
-        _check_str(name, "attr name")
-        self._port_desc(self._ir_node.inputs, index, "input")
+        """Set attr ``name`` of input desc ``index``. Raises TypeError / RuntimeError (no such input) /
+        ValueError (a value of no storable kind)."""
+        _check_str(name, "Attribute name must be a string")
+        self._port_desc(self._ir_node.inputs, index, "input",
+                        f"Failed to set Node {self.name} input attribute '{name}' for index {index}")
         value = _AttrValue.to_ir(value, f"attr {name!r} of input {index} of node {self.name!r}")
         self._touch(f"attr {name!r} of input {index}")  # may replace the descs by private copies: read the desc after it
         self._ir_node.inputs[index].attrs[name] = value
 
     def get_output_attr(self, name: str, index: int) -> Any:
         """Attr ``name`` of output desc ``index``. Raises RuntimeError when absent."""
-        _check_str(name, "attr name")
-        desc = self._port_desc(self._ir_node.outputs, index, "output")
+        _check_str(name, "Attribute name must be a string")
+        failure = f"Failed to get Node {self.name} output attribute '{name}' for index {index}"
+        desc = self._port_desc(self._ir_node.outputs, index, "output", failure)
         if name not in desc.attrs:
-            raise RuntimeError(f"output {index} of node {self.name!r} has no attr {name!r}")
+            raise RuntimeError(f"{failure}: output {index} of node {self.name!r} has no attr {name!r}")
         return _AttrValue.from_ir(desc.attrs[name], f"attr {name!r} of output {index} of node {self.name!r}")
 
     def set_output_attr(self, name: str, index: int, value: Any) -> None:
-        _check_str(name, "attr name")
-        self._port_desc(self._ir_node.outputs, index, "output")
+        """Set attr ``name`` of output desc ``index`` (errors as :meth:`set_input_attr`)."""
+        _check_str(name, "Attribute name must be a string")
+        self._port_desc(self._ir_node.outputs, index, "output",
+                        f"Failed to set Node {self.name} output attribute '{name}' for index {index}")
         value = _AttrValue.to_ir(value, f"attr {name!r} of output {index} of node {self.name!r}")
         self._touch(f"attr {name!r} of output {index}")  # may replace the descs by private copies: read the desc after it
         self._ir_node.outputs[index].attrs[name] = value
@@ -204,11 +229,13 @@ class Node:
             TypeError: ``index`` is not an int.
             RuntimeError: no such input.
         """
-        return TensorDesc._wrap(self._port_desc(self._ir_node.inputs, index, "input").copy())
+        return TensorDesc._wrap(self._port_desc(self._ir_node.inputs, index, "input",
+                                                f"Failed to get input desc for index {index}").copy())
 
     def get_output_desc(self, index: int) -> TensorDesc:
         """A copy of output desc ``index`` (see :meth:`get_input_desc`)."""
-        return TensorDesc._wrap(self._port_desc(self._ir_node.outputs, index, "output").copy())
+        return TensorDesc._wrap(self._port_desc(self._ir_node.outputs, index, "output",
+                                                f"Failed to get output desc for index {index}").copy())
 
     def update_input_desc(self, index: int, desc: TensorDesc) -> None:
         """Replace input desc ``index`` with a copy of ``desc``.
@@ -224,18 +251,20 @@ class Node:
         self._update(index, desc, "output")
 
     def _update(self, index: Any, desc: Any, kind: str) -> None:
+        _check_int(index, f"{kind.capitalize()} index must be an integer")
         if not isinstance(desc, TensorDesc):
-            raise TypeError(f"{kind} desc must be a TensorDesc, got {type(desc).__name__}")
+            raise TypeError("tensor_desc must be a TensorDesc" + _got(desc))
         node = self._ir_node
-        self._port_desc(node.inputs if kind == "input" else node.outputs, index, kind)
+        self._port_desc(node.inputs if kind == "input" else node.outputs, index, kind,
+                        f"Failed to update {kind} desc for index {index}")
         self._touch(f"{kind} desc {index}")  # may replace the desc lists by private copies: read them after it
         (node.inputs if kind == "input" else node.outputs)[index] = desc._desc.copy()
 
     def __copy__(self) -> NoReturn:
-        raise RuntimeError("Node cannot be copied")
+        raise RuntimeError("Node does not support copy")
 
     def __deepcopy__(self, memo: dict[int, Any]) -> NoReturn:
-        raise RuntimeError("Node cannot be copied")
+        raise RuntimeError("Node does not support deepcopy")
 
     def __repr__(self) -> str:
         return f"Node(name={self.name!r}, type={self.type!r})"

@@ -10,7 +10,7 @@ import numpy as np
 
 from gebench import ir
 
-from .tensor_desc import Shape, TensorDesc, check_dims
+from .tensor_desc import Shape, TensorDesc, _got, check_dims
 from .types import DataType, Format, Placement
 
 __all__ = ["Tensor", "unflatten_tensor_data"]
@@ -30,7 +30,7 @@ def unflatten_tensor_data(flat: Sequence[Any], shape: Sequence[int]) -> Any:
     shape = list(shape)
     if not shape:
         if len(flat) != 1:
-            raise ValueError(f"a scalar shape needs exactly 1 value, got {len(flat)}")
+            raise ValueError(f"Scalar tensor should contain exactly one element, got {len(flat)}")
         return flat[0]
     if math.prod(shape) != len(flat):
         raise ValueError(f"{len(flat)} values do not fill shape {shape}")
@@ -80,15 +80,17 @@ class Tensor:
     def __init__(self, data: list[Any] | None = None, file_path: str | None = None,
                  data_type: DataType = DataType.DT_FLOAT, format: Format = Format.FORMAT_ND,
                  shape: list[int] | None = None, placement: Placement = Placement.PLACEMENT_HOST) -> None:
-        if data is not None and file_path is not None:
-            raise RuntimeError("Tensor takes either data or file_path, not both")
-        if not isinstance(data_type, DataType):
-            raise TypeError(f"Tensor data_type must be a DataType, got {data_type!r}")
-        if not isinstance(format, Format):
-            raise TypeError(f"Tensor format must be a Format, got {format!r}")
+        # GE's checks, in GE's order: shape, placement, data or file; then gebench's own (GE leaves a bad
+        # data_type or format to its native layer)
+        dims = None if shape is None else check_dims(shape, "Shape must be a list of integers")
         if not isinstance(placement, Placement):
-            raise TypeError(f"Tensor placement must be a Placement, got {placement!r}")
-        dims = None if shape is None else check_dims(shape, "Tensor shape")
+            raise TypeError("Placement must be a Placement" + _got(placement))
+        if data is not None and file_path is not None:
+            raise RuntimeError("Tensor should be created either by data or by file, not both")
+        if not isinstance(data_type, DataType):
+            raise TypeError("Tensor data_type must be a DataType" + _got(data_type))
+        if not isinstance(format, Format):
+            raise TypeError("Tensor format must be a Format" + _got(format))
         self._placement = placement
         self._moved = False
         self._empty_shape: tuple[int, ...] | None = None
@@ -159,7 +161,7 @@ class Tensor:
 
     def set_format(self, format: Format) -> Tensor:
         if not isinstance(format, Format):
-            raise TypeError(f"format must be a Format, got {format!r}")
+            raise TypeError("Format must be a Format" + _got(format))
         self._value = self._value.with_format(format)
         return self
 
@@ -174,10 +176,11 @@ class Tensor:
             RuntimeError: gebench cannot hold values of that type.
         """
         if not isinstance(data_type, DataType):
-            raise TypeError(f"data_type must be a DataType, got {data_type!r}")
+            raise TypeError("Data_type must be a DataType" + _got(data_type))
         np_type = _numpy_type(data_type)
         if np_type is None:
-            raise RuntimeError(f"Tensor cannot hold {data_type.name} values in gebench")
+            raise RuntimeError(f"Failed to set datatype {data_type}: gebench's Tensor cannot hold {data_type.name} "
+                               "values")
         self._value = ir.TensorValue(data_type, self._value.array.astype(np_type), self._value.format,
                                      self._value.origin_format)
         return self
@@ -200,13 +203,13 @@ class Tensor:
     def to_host(self) -> Tensor:
         """A host copy of a device tensor. Raises ValueError if the tensor is already on the host."""
         if self._placement != Placement.PLACEMENT_DEVICE:
-            raise ValueError("to_host() needs a tensor placed on the device; this one is on the host")
+            raise ValueError("to_host() only supports device tensors; this one is on the host")
         return self._moved_copy(Placement.PLACEMENT_HOST)
 
     def to_device(self) -> Tensor:
         """A device copy of a host tensor. Raises ValueError if the tensor is already on the device."""
         if self._placement != Placement.PLACEMENT_HOST:
-            raise ValueError("to_device() needs a tensor placed on the host; this one is on the device")
+            raise ValueError("to_device() only supports host tensors; this one is on the device")
         return self._moved_copy(Placement.PLACEMENT_DEVICE)
 
     def _moved_copy(self, placement: Placement) -> Tensor:
@@ -216,10 +219,10 @@ class Tensor:
         return clone
 
     def __copy__(self) -> NoReturn:
-        raise RuntimeError("Tensor cannot be copied; build a new Tensor instead")
+        raise RuntimeError("Tensor does not support copy; build a new Tensor instead")
 
     def __deepcopy__(self, memo: dict[int, Any]) -> NoReturn:
-        raise RuntimeError("Tensor cannot be copied; build a new Tensor instead")
+        raise RuntimeError("Tensor does not support deepcopy; build a new Tensor instead")
 
     def __repr__(self) -> str:
         return f"Tensor(data_type={self.data_type.name}, format={self.format.name}, shape={list(self.shape)})"
@@ -242,7 +245,7 @@ def _fit_shape(count: int, dims: list[int] | None) -> tuple[int, ...]:
 
 def _from_list(data: Any, dtype: DataType, fmt: Format, dims: list[int] | None) -> ir.TensorValue:
     if not isinstance(data, list):
-        raise TypeError(f"Tensor data must be a flat list, got {type(data).__name__}")
+        raise TypeError("data should be List" + _got(data))
     shape = _fit_shape(len(data), dims)
     if data and all(isinstance(v, bool) for v in data):
         return ir.TensorValue(DataType.DT_BOOL, np.array(data, dtype=np.bool_).reshape(shape), fmt)
@@ -260,6 +263,8 @@ def _from_list(data: Any, dtype: DataType, fmt: Format, dims: list[int] | None) 
             raise TypeError(f"Tensor data for {dtype.name} must be a flat list of float")
         np_type = np.float32 if dtype == DataType.DT_FLOAT else np.float16
         return ir.TensorValue(dtype, np.array(data, dtype=np_type).reshape(shape), fmt)
+    if dtype == DataType.DT_DOUBLE:
+        raise RuntimeError("DT_DOUBLE is not supported in python Tensor constructor; use DT_FLOAT")
     raise RuntimeError(f"Tensor cannot be built from list data of type {dtype.name}; "
                        "use DT_FLOAT, DT_FLOAT16, an integer type, or bool values")
 

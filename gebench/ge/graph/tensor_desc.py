@@ -22,19 +22,26 @@ def _is_int(value: Any) -> bool:
     return isinstance(value, int) and not isinstance(value, bool)
 
 
-def check_dims(dims: Any, what: str) -> list[int]:
+def _got(value: Any) -> str:
+    """gebench's detail after GE's message: what was given instead."""
+    text = repr(value)
+    return f" (got {text[:57] + '...' if len(text) > 60 else text} of type {type(value).__name__})"
+
+
+def check_dims(dims: Any, message: str) -> list[int]:
     """Return ``dims`` as a list of ints.
 
     Raises:
-        TypeError: ``dims`` is not a list of ints (the message names ``what``).
+        TypeError: ``dims`` is not a list of ints; the message starts with ``message`` (GE's text, for example
+            ``"shape must be a list of integers"``).
     """
     if not isinstance(dims, list) or not all(_is_int(d) for d in dims):
-        raise TypeError(f"{what} must be a list of int, got {dims!r}")
+        raise TypeError(message + _got(dims))
     return [int(d) for d in dims]
 
 
-def _no_copy(obj: object) -> NoReturn:
-    raise RuntimeError(f"{type(obj).__name__} cannot be copied; build a new one instead")
+def _no_copy(obj: object, deep: bool = False) -> NoReturn:
+    raise RuntimeError(f"{type(obj).__name__} does not support {'deepcopy' if deep else 'copy'}")
 
 
 class Shape(list):
@@ -47,7 +54,7 @@ class Shape(list):
     """
 
     def __init__(self, dims: list[int] | None = None) -> None:
-        super().__init__([] if dims is None else check_dims(dims, "Shape dims"))
+        super().__init__([] if dims is None else check_dims(dims, "dims must be a list of integers"))
 
     def get_shape_size(self) -> int:
         """The element count: the product of the dims, ``-1`` if a dim is unknown (-1/-2) and, as in GE, **0** for
@@ -66,9 +73,10 @@ class Shape(list):
         return any(d in (UNKNOWN_DIM, UNKNOWN_DIM_NUM) for d in self)
 
 
-def _check_enum(value: Any, enum_type: type, what: str) -> Any:
+def _check_enum(value: Any, enum_type: type, message: str) -> Any:
+    """``value`` if it is an ``enum_type``; else ``TypeError`` starting with ``message`` (GE's text)."""
     if not isinstance(value, enum_type):
-        raise TypeError(f"{what} must be a {enum_type.__name__}, got {value!r} ({type(value).__name__})")
+        raise TypeError(message + _got(value))
     return value
 
 
@@ -87,9 +95,9 @@ class TensorDesc:
 
     def __init__(self, shape: list[int] | None = None, format: Format = Format.FORMAT_ND,
                  data_type: DataType = DataType.DT_FLOAT) -> None:
-        dims = [] if shape is None else check_dims(shape, "TensorDesc shape")
-        _check_enum(format, Format, "TensorDesc format")
-        _check_enum(data_type, DataType, "TensorDesc data_type")
+        dims = [] if shape is None else check_dims(shape, "shape must be a list of integers")
+        _check_enum(format, Format, "Format must be a Format")
+        _check_enum(data_type, DataType, "Data type must be a DataType")
         self._desc = ir.TensorDesc(dtype=data_type, shape=tuple(dims), format=format)
 
     @classmethod
@@ -125,42 +133,42 @@ class TensorDesc:
         return self.shape
 
     def set_shape(self, shape: list[int]) -> TensorDesc:
-        self._desc.shape = tuple(check_dims(shape, "shape"))
+        self._desc.shape = tuple(check_dims(shape, "shape must be a list of integers"))
         return self
 
     def get_origin_shape(self) -> Shape:
         return self.origin_shape
 
     def set_origin_shape(self, shape: list[int]) -> TensorDesc:
-        self._desc.origin_shape = tuple(check_dims(shape, "origin shape"))
+        self._desc.origin_shape = tuple(check_dims(shape, "origin_shape must be a list of integers"))
         return self
 
     def get_format(self) -> Format:
         return self.format
 
     def set_format(self, format: Format) -> TensorDesc:
-        self._desc.format = _check_enum(format, Format, "format")
+        self._desc.format = _check_enum(format, Format, "Format must be a Format")
         return self
 
     def get_origin_format(self) -> Format:
         return self.origin_format
 
     def set_origin_format(self, format: Format) -> TensorDesc:
-        self._desc.origin_format = _check_enum(format, Format, "origin format")
+        self._desc.origin_format = _check_enum(format, Format, "Format must be a Format")
         return self
 
     def get_data_type(self) -> DataType:
         return self.data_type
 
     def set_data_type(self, data_type: DataType) -> TensorDesc:
-        self._desc.dtype = _check_enum(data_type, DataType, "data_type")
+        self._desc.dtype = _check_enum(data_type, DataType, "Data type must be a DataType")
         return self
 
     def __copy__(self) -> NoReturn:
         _no_copy(self)
 
     def __deepcopy__(self, memo: dict[int, Any]) -> NoReturn:
-        _no_copy(self)
+        _no_copy(self, deep=True)
 
     def __repr__(self) -> str:
         return (f"TensorDesc(shape={list(self._desc.shape)}, format={self._desc.format.name}, "

@@ -69,7 +69,7 @@ _LAZY = {
 def __getattr__(name: str) -> object:
     module_name = _LAZY.get(name)
     if module_name is None:
-        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+        raise AttributeError(f"module {'ge.passes'!r} has no attribute {name!r}")  # GE's module name
     import importlib
 
     value = getattr(importlib.import_module(module_name, __name__), name)

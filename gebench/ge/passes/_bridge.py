@@ -50,7 +50,7 @@ def create_pass_holder(instance_id: str, descriptor_key: str, descriptor: Any = 
             return True
         desc = descriptor if descriptor is not None else get_registered_pass_by_descriptor_key(descriptor_key)
         if desc is None:
-            raise KeyError(f"no registered pass with descriptor key {descriptor_key!r}")
+            raise KeyError(f"python pass descriptor_key not found: {descriptor_key}")
         _holders[instance_id] = desc.cls()
         return True
 
@@ -60,7 +60,7 @@ def holder(instance_id: str) -> Any:
         try:
             return _holders[instance_id]
         except KeyError:
-            raise KeyError(f"no pass holder {instance_id!r}") from None
+            raise KeyError(f"python pass holder is not created: {instance_id}") from None
 
 
 def destroy_pass_holder(instance_id: str) -> bool:
@@ -76,7 +76,7 @@ def clear_pass_holders() -> None:
 def run_fusion_base_pass(instance_id: str, graph: Any, context: Any = None) -> Any:
     """Call ``run(graph, context)``; the result is returned untranslated."""
     if context is not None and not isinstance(context, PassContext):
-        raise TypeError(f"run_fusion_base_pass(): context must be a PassContext, got {type(context).__name__}")
+        raise TypeError(f"context type error: run_fusion_base_pass needs a PassContext, got {type(context).__name__}")
     return holder(instance_id).run(graph, context)
 
 
@@ -92,13 +92,13 @@ def patterns_of(instance: Any) -> list[Pattern]:
     if result is None:
         return []
     if isinstance(result, (str, bytes)):
-        raise TypeError(f"{type(instance).__name__}.patterns() must return an iterable of Pattern/Graph, "
-                        f"got {type(result).__name__}")
+        raise TypeError(f"PatternFusionPass.patterns must return an iterable of Pattern or Graph "
+                        f"({type(instance).__name__}.patterns() returned a {type(result).__name__})")
     try:
         items = list(result)
     except TypeError:
-        raise TypeError(f"{type(instance).__name__}.patterns() must return an iterable of Pattern/Graph, "
-                        f"got {type(result).__name__}") from None
+        raise TypeError(f"PatternFusionPass.patterns must return an iterable of Pattern or Graph "
+                        f"({type(instance).__name__}.patterns() returned a {type(result).__name__})") from None
     from ._session import function_location
 
     out = []
@@ -114,8 +114,30 @@ def patterns_of(instance: Any) -> list[Pattern]:
     return out
 
 
+def _pattern_fusion_pass(instance_id: str) -> Any:
+    """The holder of ``instance_id``; GE's ``TypeError`` unless it is a PatternFusionPass."""
+    from .base import PatternFusionPass
+
+    instance = holder(instance_id)
+    if not isinstance(instance, PatternFusionPass):
+        raise TypeError(f"python pass holder is not PatternFusionPass: {instance_id} (it is a "
+                        f"{type(instance).__name__})")
+    return instance
+
+
+def _decompose_pass(instance_id: str) -> Any:
+    """The holder of ``instance_id``; GE's ``TypeError`` unless it is a DecomposePass."""
+    from .base import DecomposePass
+
+    instance = holder(instance_id)
+    if not isinstance(instance, DecomposePass):
+        raise TypeError(f"python pass holder is not DecomposePass: {instance_id} (it is a "
+                        f"{type(instance).__name__})")
+    return instance
+
+
 def get_pass_patterns(instance_id: str) -> list[int]:
-    return [id(p) for p in patterns_of(holder(instance_id))]
+    return [id(p) for p in patterns_of(_pattern_fusion_pass(instance_id))]
 
 
 def matcher_config_of(instance: Any) -> PatternMatcherConfig | None:
@@ -129,13 +151,13 @@ def matcher_config_of(instance: Any) -> PatternMatcherConfig | None:
     if config is None:
         return None
     if not isinstance(config, PatternMatcherConfig):
-        raise TypeError(f"{type(instance).__name__}.matcher_config must be a PatternMatcherConfig or None, "
-                        f"got {type(config).__name__}")
+        raise TypeError(f"PatternFusionPass.matcher_config must be PatternMatcherConfig or None "
+                        f"({type(instance).__name__}.matcher_config is a {type(config).__name__})")
     return config._clone()
 
 
 def get_pattern_matcher_config(instance_id: str) -> PatternMatcherConfig | None:
-    return matcher_config_of(holder(instance_id))
+    return matcher_config_of(_pattern_fusion_pass(instance_id))
 
 
 def _call(hook: Any, value: Any, context: Any) -> Any:
@@ -147,11 +169,11 @@ def _call(hook: Any, value: Any, context: Any) -> Any:
 
 
 def call_meet_requirements(instance_id: str, match: MatchResult, context: Any) -> bool:
-    return bool(_call(holder(instance_id).meet_requirements, match, context))
+    return bool(_call(_pattern_fusion_pass(instance_id).meet_requirements, match, context))
 
 
 def call_decompose_meet_requirements(instance_id: str, node: Any, context: Any) -> bool:
-    return bool(_call(holder(instance_id).meet_requirements, node, context))
+    return bool(_call(_decompose_pass(instance_id).meet_requirements, node, context))
 
 
 def checked_replacement(instance: Any, value: Any, context: Any) -> Any:
@@ -164,17 +186,17 @@ def checked_replacement(instance: Any, value: Any, context: Any) -> Any:
 
     result = _call(instance.replacement, value, context)
     if not isinstance(result, Graph):
-        raise TypeError(f"{type(instance).__name__}.replacement must return ge.graph.Graph, got "
-                        f"{type(result).__name__}")
+        raise TypeError(f"{type(instance).__name__}.replacement must return ge.graph.Graph (got "
+                        f"{type(result).__name__})")
     return result
 
 
 def call_replacement(instance_id: str, match: MatchResult, context: Any) -> Any:
-    return checked_replacement(holder(instance_id), match, context)
+    return checked_replacement(_pattern_fusion_pass(instance_id), match, context)
 
 
 def call_decompose_replacement(instance_id: str, node: Any, context: Any) -> Any:
-    return checked_replacement(holder(instance_id), node, context)
+    return checked_replacement(_decompose_pass(instance_id), node, context)
 
 
 def clear_loaded_pass_modules() -> None:

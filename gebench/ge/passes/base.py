@@ -69,7 +69,7 @@ class FusionBasePass:
 
     def run(self, graph: Any, context: PassContext) -> StatusLike:
         """Edit ``graph``; return None/True for success, False or a non-zero int for failure."""
-        raise NotImplementedError(f"{type(self).__name__}.run() is not implemented")
+        raise NotImplementedError(f"FusionBasePass.run must be implemented (in {type(self).__name__})")
 
 
 def _positional(fn: Any) -> tuple[list[inspect.Parameter], bool]:
@@ -134,8 +134,8 @@ def _expression_result_to_graph(cls_name: str, result: Any, builder: Any) -> Any
     if isinstance(result, (list, tuple)) and result and all(isinstance(r, TensorHolder) for r in result):
         return builder.build_and_reset(list(result))
     raise TypeError(
-        f"{cls_name}.replacement (expression style) must return a TensorHolder or a non-empty list/tuple of "
-        f"TensorHolder (or a Graph), got {type(result).__name__}"
+        "Expression-style replacement must return a TensorHolder or a non-empty list/tuple of TensorHolder "
+        f"({cls_name}.replacement returned a {type(result).__name__}; a Graph is accepted too)"
     )
 
 
@@ -154,8 +154,8 @@ def _adapt_expression_replacement(cls_name: str, fn: Any, pos: list[inspect.Para
     elif n == 4:
         if pos[3].name != "context":
             raise TypeError(
-                f"{cls_name}.replacement(self, inputs, match_result, {pos[3].name}): the 4th parameter of an "
-                "expression-style replacement must be named 'context'"
+                "Expression-style replacement with four arguments must use replacement(self, inputs, match_result, "
+                f"context) ({cls_name}.replacement names its 4th parameter {pos[3].name!r})"
             )
 
         def call(self: Any, inputs: Any, mr: Any, ctx: Any) -> Any:
@@ -208,15 +208,18 @@ def _make_generated_patterns(cls_name: str, methods: list[tuple[str, Any]]) -> C
                 out.append(result)
                 continue
             if isinstance(result, (list, tuple)) and result and all(isinstance(r, (Pattern, Graph)) for r in result):
-                raise TypeError(f"{cls_name}.{method_name}: @pattern supports a single pattern only; return one "
-                                "Pattern/Graph, or TensorHolders (several = outputs of one pattern)")
+                raise TypeError("A @pattern method supports a single pattern only. For multiple patterns, declare "
+                                "several @pattern methods or use legacy patterns(self). "
+                                f"({cls_name}.{method_name} returned {len(result)}; TensorHolders are the outputs "
+                                "of one pattern)")
             if isinstance(result, TensorHolder):
                 outputs = [result]
             elif isinstance(result, (list, tuple)) and result and all(isinstance(r, TensorHolder) for r in result):
                 outputs = list(result)
             else:
-                raise TypeError(f"{cls_name}.{method_name}: @pattern must return a TensorHolder, a non-empty "
-                                f"list/tuple of TensorHolder, a Pattern or a Graph; got {type(result).__name__}")
+                raise TypeError("Expression-style pattern must return a TensorHolder or a non-empty list/tuple of "
+                                f"TensorHolder ({cls_name}.{method_name} returned a {type(result).__name__}; a "
+                                "Pattern or a Graph is accepted too)")
             graph = builder.build_and_reset(outputs)
             pat = create_pattern(graph)
             pat._source = _session.function_location(fn)
@@ -234,13 +237,9 @@ def _make_generated_patterns(cls_name: str, methods: list[tuple[str, Any]]) -> C
 
 def _reject_run(cls: type, base: str) -> None:
     if "run" in cls.__dict__:
-        raise TypeError(
-            f"{cls.__qualname__} overrides run(); a {base} is driven by the engine — implement "
-            "patterns()/meet_requirements()/replacement() instead (or derive from FusionBasePass)"
-            if base == "PatternFusionPass" else
-            f"{cls.__qualname__} overrides run(); a {base} is driven by the engine — implement "
-            "meet_requirements()/replacement() instead (or derive from FusionBasePass)"
-        )
+        hooks = "patterns()/replacement()" if base == "PatternFusionPass" else "meet_requirements()/replacement()"
+        raise TypeError(f"{cls.__name__} overrides run(), which is never invoked by the {base} execution path. "
+                        f"Implement {hooks} instead. (Or derive from FusionBasePass to write run().)")
 
 
 class PatternFusionPass(FusionBasePass):
@@ -254,7 +253,8 @@ class PatternFusionPass(FusionBasePass):
                    if callable(fn) and getattr(fn, PATTERN_MARKER, False)]
         if methods:
             if "patterns" in body:
-                raise TypeError(f"{cls.__qualname__}: cannot combine @pattern methods with patterns()")
+                raise TypeError(f"{cls.__name__} cannot combine @pattern methods with patterns(). Use one style for "
+                                "declaring patterns.")
             for name, fn in methods:
                 pos, req_kw = _positional(fn)
                 if len(pos) != 2 or req_kw:
@@ -276,14 +276,14 @@ class PatternFusionPass(FusionBasePass):
         return self._matcher_config
 
     def patterns(self) -> Any:
-        raise NotImplementedError(f"{type(self).__name__}.patterns() is not implemented; define patterns() "
-                                  "or @pattern methods")
+        raise NotImplementedError(f"PatternFusionPass.patterns must be implemented (define patterns() or @pattern "
+                                  f"methods in {type(self).__name__})")
 
     def meet_requirements(self, match_result: MatchResult, context: PassContext | None = None) -> bool:
         return True
 
     def replacement(self, match_result: MatchResult, context: PassContext | None = None) -> Any:
-        raise NotImplementedError(f"{type(self).__name__}.replacement() is not implemented")
+        raise NotImplementedError(f"PatternFusionPass.replacement must be implemented (in {type(self).__name__})")
 
 
 class DecomposePass(FusionBasePass):
@@ -303,7 +303,7 @@ class DecomposePass(FusionBasePass):
         return True
 
     def replacement(self, node: Any, context: PassContext | None = None) -> Any:
-        raise NotImplementedError(f"{type(self).__name__}.replacement() is not implemented")
+        raise NotImplementedError(f"DecomposePass.replacement must be implemented (in {type(self).__name__})")
 
 
 def infer_shape(replacement: Any, source: Any) -> None:
@@ -322,7 +322,7 @@ def infer_shape(replacement: Any, source: Any) -> None:
     from gebench.ge.graph import Graph, Node
 
     if not isinstance(replacement, Graph):
-        raise TypeError(f"infer_shape(): replacement must be a ge.graph.Graph, got {type(replacement).__name__}")
+        raise TypeError(f"replacement must be a ge.graph.Graph (infer_shape got {type(replacement).__name__})")
     if isinstance(source, MatchResult):
         source._check()
         graph, boundary, src_name = source._graph, source._match.boundary, source._match.pattern.name
@@ -333,8 +333,8 @@ def infer_shape(replacement: Any, source: Any) -> None:
     elif isinstance(source, SubgraphBoundary):
         graph, boundary, src_name = source._graph(), source._to_core(), ""
     else:
-        raise TypeError("infer_shape(): source must be a MatchResult, Node or SubgraphBoundary, got "
-                        f"{type(source).__name__}")
+        raise TypeError("source must be MatchResult, Node, or SubgraphBoundary (infer_shape got "
+                        f"{type(source).__name__})")
     rir = getattr(replacement, "_ir", None)
     if rir is None:
         raise RuntimeError("infer_shape(): replacement graph handle is invalid")

@@ -59,29 +59,34 @@ class PatternInputs:
     def __getitem__(self, key: Any) -> Any:
         if isinstance(key, slice):
             if key.step not in (None, 1):
-                raise ValueError(f"inputs[{key.start}:{key.stop}:{key.step}]: slice step must be 1")
+                raise ValueError(f"PatternInputs slice step must be 1 (got inputs[{key.start}:{key.stop}:{key.step}])")
             if key.stop is None:
-                raise ValueError("inputs[a:]: the slice needs an explicit stop (the input count is unknown)")
+                raise ValueError("PatternInputs slice must provide a stop index, for example inputs[:3] (the input "
+                                 "count is unknown)")
             start = 0 if key.start is None else key.start
             stop = key.stop
             for v in (start, stop):
                 if isinstance(v, bool) or not isinstance(v, int):
-                    raise ValueError(f"inputs[{key.start}:{key.stop}]: slice bounds must be ints")
-            if start < 0 or stop < 0 or stop < start:
-                raise ValueError(f"inputs[{start}:{stop}]: bounds must satisfy 0 <= start <= stop")
+                    raise TypeError(f"PatternInputs index must be an integer or slice (got inputs[{key.start}:"
+                                    f"{key.stop}])")
+            if start < 0 or stop < 0:
+                raise ValueError(f"PatternInputs slice indices must be non-negative (got inputs[{start}:{stop}])")
+            if stop < start:
+                raise ValueError(f"PatternInputs slice stop must be greater than or equal to start (got "
+                                 f"inputs[{start}:{stop}])")
             if stop > start:
                 self._ensure(stop - 1)
             return self._created[start:stop]
         if isinstance(key, bool) or not isinstance(key, int):
-            raise TypeError(f"inputs[...] index must be an int, got {type(key).__name__}")
+            raise TypeError(f"PatternInputs index must be an integer or slice (got {key!r} of type "
+                            f"{type(key).__name__})")
         if key < 0:
-            raise ValueError(f"inputs[{key}]: index must be >= 0")
+            raise ValueError(f"PatternInputs index must be non-negative (got inputs[{key}])")
         self._ensure(key)
         return self._created[key]
 
     def __iter__(self) -> Any:
-        raise TypeError("PatternInputs is not iterable (the input count is unknown); use inputs[i] or "
-                        "inputs[a:b]")
+        raise TypeError("PatternInputs cannot be iterated because the input count is unknown; use inputs[:N]")
 
     def count(self) -> int:
         """How many inputs were created so far."""
@@ -113,7 +118,8 @@ def ensure_pattern(value: Any) -> Any:
         return value
     if isinstance(value, Graph):
         return create_pattern(value)
-    raise TypeError(f"patterns() items must be Pattern or ge.graph.Graph, got {type(value).__name__}")
+    raise TypeError(f"PatternFusionPass.patterns must return Pattern or Graph objects (got "
+                    f"{type(value).__name__})")
 
 
 def __getattr__(name: str) -> Any:
@@ -122,4 +128,4 @@ def __getattr__(name: str) -> Any:
 
         globals()["Pattern"] = Pattern
         return Pattern
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    raise AttributeError(f"module {'ge.passes.pattern'!r} has no attribute {name!r}")  # GE's module name

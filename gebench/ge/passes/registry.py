@@ -87,14 +87,14 @@ class PassRegistry:
         with self._lock:
             if descriptor.descriptor_key in self._by_key:
                 raise ValueError(
-                    f"duplicate pass descriptor key {descriptor.descriptor_key!r}: class "
-                    f"{descriptor.class_name} is registered twice; register each class once"
+                    f"python pass descriptor_key already exists: {descriptor.descriptor_key} (class "
+                    f"{descriptor.class_name} is registered twice; register each class once)"
                 )
             if descriptor.pass_name in self._names or descriptor.pass_name in self._reserved:
                 other = self._names.get(descriptor.pass_name) or self._reserved[descriptor.pass_name]
                 raise ValueError(
-                    f"duplicate pass name {descriptor.pass_name!r} (class {descriptor.class_name}); "
-                    f"already registered by {other}; pass names must be unique"
+                    f"python pass name already exists: {descriptor.pass_name} (class {descriptor.class_name}; "
+                    f"already registered by {other}; pass names must be unique)"
                 )
             self._by_key[descriptor.descriptor_key] = descriptor
             self._names[descriptor.pass_name] = descriptor.descriptor_key
@@ -182,7 +182,8 @@ def register_fusion_pass(*, name: str, stage: Any, kind: str | None = None):  # 
     def decorate(cls: Any) -> Any:
         if not isinstance(cls, type) or not issubclass(cls, FusionBasePass):
             raise TypeError(
-                f"@register_fusion_pass(name={name!r}) must decorate a subclass of FusionBasePass, got {cls!r}"
+                f"register_fusion_pass expects a FusionBasePass subclass (@register_fusion_pass(name={name!r}) "
+                f"decorates {cls!r})"
             )
         resolved = kind
         if resolved is None:
@@ -206,24 +207,25 @@ def register_decompose_pass(*, name: str, stage: Any, op_types: Iterable[str]): 
     from .base import DecomposePass
 
     if isinstance(op_types, (str, bytes)):
-        raise TypeError(f"register_decompose_pass(name={name!r}): op_types must be a list of op type strings, "
-                        f"not a single {type(op_types).__name__}")
+        raise TypeError(f"register_decompose_pass op_types must be an iterable of strings (name={name!r}: a "
+                        f"list of op types, not a single {type(op_types).__name__})")
     try:
         types = list(op_types)
     except TypeError:
-        raise TypeError(f"register_decompose_pass(name={name!r}): op_types must be an iterable of str, "
-                        f"got {type(op_types).__name__}") from None
+        raise TypeError(f"register_decompose_pass op_types must be an iterable of strings (name={name!r}: got "
+                        f"{type(op_types).__name__})") from None
     if not types:
-        raise ValueError(f"register_decompose_pass(name={name!r}): op_types must not be empty")
+        raise ValueError(f"register_decompose_pass requires at least one op type (name={name!r})")
     for t in types:
         if not isinstance(t, str) or not t:
-            raise TypeError(f"register_decompose_pass(name={name!r}): every op type must be a non-empty str, "
-                            f"got {t!r}")
+            raise TypeError(f"register_decompose_pass op_types must contain non-empty strings (name={name!r}: got "
+                            f"{t!r})")
 
     def decorate(cls: Any) -> Any:
         if not isinstance(cls, type) or not issubclass(cls, DecomposePass):
             raise TypeError(
-                f"@register_decompose_pass(name={name!r}) must decorate a subclass of DecomposePass, got {cls!r}"
+                f"register_decompose_pass expects a DecomposePass subclass (@register_decompose_pass(name={name!r}) "
+                f"decorates {cls!r})"
             )
         cls.op_types = list(types)
         desc = _make_descriptor(cls, name, stage, PASS_KIND_DECOMPOSE, list(types))

@@ -16,5 +16,5 @@ def create_replacement(graph: Any) -> Any:
     from gebench.ge.graph import Graph
 
     if not isinstance(graph, Graph):
-        raise TypeError(f"create_replacement(): expected ge.graph.Graph, got {type(graph).__name__}")
+        raise TypeError(f"replacement graph must be a ge.graph.Graph (got {type(graph).__name__})")
     return graph
