@@ -829,3 +829,47 @@ def test_gebench_raises_ges_exception_with_ges_message(case, monkeypatch, tmp_pa
         f"{row.function}: GE raises {row.exception}, gebench raised {type(raised.value).__name__}: {raised.value}")
     assert _message(raised.value).startswith(case.expected), (
         f"{row.function}: GE's message starts {case.expected!r}; gebench said {_message(raised.value)!r}")
+
+
+#: Calls with every argument wrong: GE checks them in order, so the first check's message is the one raised.
+ORDER = [
+    (lambda: g().remove_edge(1, "x", 2, "y"), TypeError, "src_node must be a Node"),
+    (lambda: _on_mm(lambda gr, a, b: gr.add_data_edge(a, "0", None, None)), TypeError,
+     "src_port_index must be an integer"),
+    (lambda: _on_mm(lambda gr, a, b: gr.add_data_edge(a, 0, None, None)), TypeError, "dst_node must be a Node"),
+    (lambda: g().add_control_edge(None, None), TypeError, "src_node must be a Node"),
+    (lambda: g().dump_to_file("kOnnx", 3), TypeError, "Suffix must be a string"),
+    (lambda: node().get_input_attr(1, "x"), TypeError, "Attribute name must be a string"),
+    (lambda: node().set_output_attr(None, None, object()), TypeError, "Attribute name must be a string"),
+    (lambda: node().update_input_desc("0", None), TypeError, "Input index must be an integer"),
+    (lambda: node().update_output_desc(9, None), TypeError, "tensor_desc must be a TensorDesc"),
+    (lambda: Tensor([1.0], file_path="f", shape="1", placement=0), TypeError, "Shape must be a list of integers"),
+    (lambda: Tensor([1.0], file_path="f", placement=0), TypeError, "Placement must be a Placement"),
+    (lambda: Tensor((1.0,), file_path="f"), RuntimeError, "Tensor should be created either by data or by file"),
+    (lambda: TD(shape="1", format=1, data_type=2), TypeError, "shape must be a list of integers"),
+    (lambda: TD(format=1, data_type=2), TypeError, "Format must be a Format"),
+    (lambda: GraphBuilder().create_input("0", shape=[1.5]), TypeError, "Input index must be an integer"),
+    (lambda: GraphBuilder().create_input(-1, shape=[1.5]), TypeError, "Shape must be a list of integers"),
+    (lambda: GraphBuilder().create_inputs(0, -1), TypeError, "Number of inputs must be a positive integer"),
+    (lambda: GraphBuilder().create_variable("0", None), TypeError, "Index must be an integer"),
+    (lambda: GraphBuilder().set_graph_output(1, "0"), TypeError, "Tensor must be a TensorHolder"),
+    (lambda: GraphBuilder().set_node_attr_bool(None, 1, 1), TypeError, "Tensor must be a TensorHolder"),
+    (lambda: _own_builder(lambda b, t: b.set_tensor_attr_string(t, 1, 1)), TypeError,
+     "Attribute name must be a string"),
+    (lambda: GraphBuilder().set_graph_attr_int64(1, "x"), TypeError, "Attribute name must be a string"),
+    (lambda: GraphBuilder().add_control_dependency(None, 5), TypeError, "dst_tensor must be a TensorHolder"),
+    (lambda: _own_builder(lambda b, t: b.add_control_dependency(t, (1,))), TypeError, "src_tensors must be a list"),
+    (lambda: built_builder().create_input("0"), RuntimeError, "Cannot create_input: GraphBuilder has already been built"),
+    (lambda: holder().set_shape((1, "x")), TypeError, "Shape must be a list of integers"),
+    (lambda: _inputs()[-1:None:2], ValueError, "PatternInputs slice step must be 1"),
+    (lambda: _inputs()[-1:None], ValueError, "PatternInputs slice must provide a stop index"),
+    (lambda: _infer_shape(None, 3), TypeError, "replacement must be a ge.graph.Graph"),
+    (lambda: _decompose_types([]), ValueError, "register_decompose_pass requires at least one op type"),
+]
+
+
+@pytest.mark.parametrize("call,exc_type,expected", ORDER, ids=[e for _, _, e in ORDER])
+def test_arguments_are_checked_in_ges_order(call, exc_type, expected):
+    with pytest.raises(BaseException) as raised:
+        call()
+    assert type(raised.value) is exc_type and str(raised.value).startswith(expected), raised.value
