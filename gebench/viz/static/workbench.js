@@ -535,6 +535,8 @@ function render({ model, el: root }) {
   const renderPasses = () => {
     passes.innerHTML = "";
     const sel = model.get("selected_pass");
+    // a graph shown without a run has no passes and no candidates: the graph gets their room
+    root.classList.toggle("gb-no-run", !(model.get("stages") || []).length && !(model.get("reload_report") || []).length);
     for (const group of model.get("stages") || []) {
       passes.appendChild(el("div", "gb-stage", group.stage));
       for (const p of group.passes) {
