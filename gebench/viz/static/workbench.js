@@ -18,6 +18,17 @@ const STATUS_CSS = {
   BOUNDARY_VIOLATION: "boundary", WOULD_CREATE_CYCLE: "cycle", LOST_TO_OVERLAP: "overlap",
   REPLACEMENT_FAILED: "failed", LINT: "lint",
 };
+// the same icons as small stroked paths (8x8) for node boxes: paths cost far less to draw than text
+const STATUS_PATH = {
+  REPLACED: "M1 4.2L3.2 6.6L7 1.4",
+  REJECTED_BY_MEET_REQUIREMENTS: "M1.5 1.5L6.5 6.5M6.5 1.5L1.5 6.5",
+  STRUCTURAL_MISMATCH: "M0.8 3Q2.4 1.4 4 3T7.2 3M0.8 6Q2.4 4.4 4 6T7.2 6",
+  BOUNDARY_VIOLATION: "M4 0.8A3.2 3.2 0 1 0 4.01 0.8ZM1.8 6.2L6.2 1.8",
+  WOULD_CREATE_CYCLE: "M6.6 4.4A2.7 2.7 0 1 1 4.6 1.4M3.6 0.2L5 1.4L3.6 2.8",
+  LOST_TO_OVERLAP: "M1.5 7.2V4A2.5 2.5 0 0 1 6.5 4V7.2",
+  REPLACEMENT_FAILED: "M4 0.6L7.6 7.2H0.4ZM4 3V5M4 5.9V6.3",
+  LINT: "M1.6 7.6V0.8H6.6L5.2 2.5L6.6 4.2H1.6",
+};
 const CSS_STATUS = Object.fromEntries(Object.entries(STATUS_CSS).map(([k, v]) => [v, k]));
 const COLUMNS = [
   ["i", "#", "i"], ["status", "status", "status"], ["pattern", "pattern", "pattern"],
@@ -322,18 +333,21 @@ function render({ model, el: root }) {
   const setGlyph = (g, cls) => {
     const m = cls ? /gb_st_(\w+)/.exec(cls) : null;
     const st = m && CSS_STATUS[m[1]];
+    // a node's glyph element is made once and then only changes its shape (inserting elements into a large
+    // drawing costs far more than changing an attribute)
     let t = g.gbGlyph;
-    if (!st) { if (t) { t.remove(); g.gbGlyph = null; } return; }
+    if (!st) { if (t && t.dataset.status) { t.setAttribute("d", ""); t.dataset.status = ""; } return; }
     if (!t) {
       const xy = corner(g);
       if (!xy) return;
-      t = document.createElementNS("http://www.w3.org/2000/svg", "text");
+      t = document.createElementNS("http://www.w3.org/2000/svg", "path");
       t.setAttribute("class", "gb-glyph");
-      t.setAttribute("x", String(xy[0] + 2)); t.setAttribute("y", String(xy[1] + 9));
+      t.setAttribute("transform", `translate(${xy[0] + 2} ${xy[1] + 2})`);
       g.appendChild(t);
       g.gbGlyph = t;
     }
-    t.textContent = STATUS_ICON[st];
+    t.setAttribute("d", STATUS_PATH[st]);
+    t.dataset.status = st;
   };
   // what is applied to the drawing now (element id -> classes): updates touch only what changed, so a
   // row click on a pass with thousands of coloured nodes restyles a handful of elements
