@@ -291,12 +291,13 @@ function render({ model, el: root }) {
     if (!wh || !miniUrl) { minimap.style.display = "none"; return; }
     minimap.style.display = "";
     const [w, h] = wh;
-    const mw = minimap.clientWidth || 160, mh = minimap.clientHeight || 120;
-    const k = Math.min(mw / w, mh / h);
     const pw = pane.clientWidth, ph = pane.clientHeight;
     const st = pz.st;
     // only when the drawing does not fit in the pane
     if (w * st.s <= pw + 1 && h * st.s <= ph + 1 && st.x >= -1 && st.y >= -1) { minimap.style.display = "none"; return; }
+    // the minimap keeps the drawing's proportions: at most 180 px wide and 45% of the pane high
+    const k = Math.min(180 / w, Math.max(120, ph * 0.45) / h);
+    minimap.style.width = `${Math.max(24, w * k)}px`; minimap.style.height = `${h * k}px`;
     const vx = -st.x / st.s, vy = -st.y / st.s, vw = pw / st.s, vh = ph / st.s;
     Object.assign(miniBox.style, { left: `${vx * k}px`, top: `${vy * k}px`, width: `${vw * k}px`, height: `${vh * k}px` });
     miniImg.style.width = `${w * k}px`; miniImg.style.height = `${h * k}px`;
