@@ -224,3 +224,11 @@ def test_focused_views_expand_outward_from_a_cut_node():
 def test_full_names_of_shortened_labels(wb):
     _msg(wb, action="names", pane="main", ids=["n2", "n99", "bogus"])
     assert wb.sent[-1] == {"reply": "names", "pane": "main", "names": {"n2": "MatMul mm"}}
+
+
+def test_back_returns_from_clicks_too(wb):
+    _msg(wb, action="select_candidate", index=1, seq=1)
+    _msg(wb, action="select_pass", name="FuseMatMulAdd", seq=2)
+    assert wb.selected_candidate == -1
+    _msg(wb, action="back", seq=3)
+    assert wb.selected_pass == "AddZero" and wb.selected_candidate == 1 and "candidate #1" in wb.details_html

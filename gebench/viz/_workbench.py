@@ -1405,6 +1405,8 @@ class Workbench(LevelsMixin, anywidget.AnyWidget):
 
     def _handle(self, content: dict) -> None:
         action = content.get("action")
+        if action in ("select_pass", "select_candidate", "select_node", "search_step"):
+            self._remember()  # a click is a navigation step: Back returns to what was selected before
         handlers = {
             "run": self.rerun,
             "verify": self.verify,
