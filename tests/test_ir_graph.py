@@ -639,3 +639,25 @@ def test_facade_edits_and_inference_keep_a_copy_on_write_copy_apart():
     node = facade.find_node_by_name("r2")
     node.set_attr("negative_slope", 0.25)
     assert c.node_by_name("r2").attrs["negative_slope"] == 0.1
+
+
+def test_copy_on_write_through_a_chain_of_copies_and_a_snapshot():
+    a = _chain_for_sharing()
+    b = a.copy(share=True)
+    d = b.copy(share=True)
+    for graph, value in ((b, 1.0), (d, 2.0)):  # b un-shares first; d must still not write into a's node
+        n = graph.node_by_name("r1")
+        graph.touch(n)
+        n.attrs["negative_slope"] = value
+    assert [g.node_by_name("r1").attrs["negative_slope"] for g in (a, b, d)] == [0.1, 1.0, 2.0]
+    journal = a.journal()
+    a.touch(a.node_by_name("r0"))
+    a.node_by_name("r0").attrs["negative_slope"] = 3.0
+    snap = journal.materialize()
+    assert snap.node_by_name("r0").attrs["negative_slope"] == 0.1
+    r1 = a.node_by_name("r1")
+    assert snap.node_by_name("r1").attrs is r1.attrs  # shared again after the build
+    a.touch(r1)
+    r1.attrs["negative_slope"] = 4.0
+    assert snap.node_by_name("r1").attrs["negative_slope"] == 0.1
+    assert b.node_by_name("r1").attrs["negative_slope"] == 1.0

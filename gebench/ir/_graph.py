@@ -167,9 +167,11 @@ class Graph:
 
     #: open :class:`~gebench.ir.GraphJournal`s following this graph (a list once one is opened)
     _journals: list[GraphJournal] | tuple[()] = ()
-    #: ids of nodes whose ``attrs`` dict and anchor desc lists are shared with a copy of this graph (or with the
-    #: graph this one was copied from): :meth:`touch` gives such a node private copies first (copy-on-write)
-    _shared: set[int] | frozenset[int] = frozenset()
+    #: copy-on-write (see :meth:`copy`): a node whose id is below ``_share_below`` and not in ``_owned`` may share
+    #: its ``attrs`` dict and anchor desc lists with another graph, and :meth:`touch` gives it private copies
+    #: first. ``_owned`` lists the ids that got them since; so the bookkeeping costs O(nodes changed), not O(graph)
+    _share_below: int = 0
+    _owned: set[int] | frozenset[int] = frozenset()
     #: what the last whole-graph shape inference left (``gebench.ops``' ``InferenceState``: the ids of nodes
     #: changed since, the values it folded), or None when the graph was never inferred or changed beyond tracking
     _inference: Any = None
@@ -185,15 +187,15 @@ class Graph:
         Cost: O(1) when no journal is open and the node is not shared; else, the first time a node is touched, one
         copy of the node per reason.
         """
+        nid = node.id
         if self._journals:
-            self._keep(node.id)
-        shared = self._shared
-        if shared and node.id in shared:
-            shared.discard(node.id)
+            self._keep(nid)
+        if nid < self._share_below and nid not in self._owned:
+            self._owned.add(nid)  # type: ignore[union-attr]  # a set whenever _share_below is set
             node.own_copies()
         inference = self._inference
         if inference is not None:
-            inference.dirty.add(node.id)
+            inference.dirty.add(nid)
 
     def _keep(self, nid: int) -> None:
         """Give every open journal that wants them a copy of node ``nid`` and of its edge rows, as they are now
@@ -1120,8 +1122,9 @@ class Graph:
             clone._producers[nid] = self._producers[nid].copy()
             clone._uses[nid] = list(map(dict.copy, self._uses[nid]))
         if share:
-            clone._shared = set(self._nodes)
-            self._shared = set(self._nodes)
+            clone._share_below = self._share_below = self._next_id
+            clone._owned = set()
+            self._owned = set()
         clone._pos = dict(self._pos)
         clone._taken = set(self._taken)
         clone._next_pos = self._next_pos

@@ -163,12 +163,10 @@ class GraphJournal:
             pos[nid] = live_pos[nid] if p is None else p
         # every node shares its attrs and descs with the live node or the kept copy it was built from (see
         # Graph.copy(share=True)): both graphs copy a node's contents before its first in-place change
-        snap._shared = set(nodes)
-        live_shared = live._shared
-        if live_shared:
-            live_shared.update(nid for nid in ids if nid in live_nodes)
-        else:
-            live._shared = {nid for nid in ids if nid in live_nodes}
+        snap._share_below = next_id
+        snap._owned = set()
+        live._owned = {nid for nid in live._owned if nid >= next_id}  # shared again with the snapshot
+        live._share_below = max(live._share_below, next_id)
         snap._taken = set(pos.values())
         snap._next_pos = self.next_pos
         snap._next_id = next_id
