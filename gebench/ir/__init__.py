@@ -5,7 +5,7 @@ Public surface: :class:`Graph` (and :class:`StagedGraph` for builders), :class:`
 """
 
 from ._coerce import as_graph
-from ._collector import collector_paused, full_collections_deferred
+from ._collector import collector_paused, full_collections_deferred, promote_young
 from ._graph import CONTROL_PORT, Graph, StagedGraph
 from ._journal import GraphJournal, first_difference
 from ._node import Node
@@ -35,6 +35,7 @@ __all__ = [
     "data_type_from_numpy",
     "first_difference",
     "full_collections_deferred",
+    "promote_young",
     "numpy_dtype",
     "parse_text",
     "to_text",
