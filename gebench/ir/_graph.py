@@ -198,8 +198,9 @@ class Graph:
             inference.dirty.add(nid)
 
     def _keep(self, nid: int) -> None:
-        """Give every open journal that wants them a copy of node ``nid`` and of its edge rows, as they are now
-        (before an in-place change of the node; see :meth:`touch`). One copy serves every journal."""
+        """Give every open journal that wants it a copy of node ``nid`` as it is now (before an in-place change of
+        the node; see :meth:`touch`). One copy serves every journal. Its edge rows are kept apart, by the
+        methods that change them (:meth:`_keep_rows`)."""
         if nid not in self._kept_nodes:
             clone = None
             for journal in self._journals:
@@ -209,7 +210,6 @@ class Graph:
                         clone = node._clone_into(None, nid, node._name)  # type: ignore[arg-type]
                     journal.nodes[nid] = clone
             self._kept_nodes.add(nid)
-        self._keep_rows(nid)
 
     def _keep_rows(self, nid: int) -> None:
         """Give every open journal that wants them copies of node ``nid``'s edge rows (before an edge of it
@@ -520,6 +520,8 @@ class Graph:
         self.touch(node)
         node.inputs.append(desc.copy() if desc is not None else TensorDesc())
         node.input_names = [*node.input_names, name]  # a new list: name lists may be shared (see Node)
+        if self._journals:
+            self._keep_rows(node.id)
         self._producers[node.id].append(None)
         return len(node.inputs) - 1
 
@@ -529,6 +531,8 @@ class Graph:
         self.touch(node)
         node.outputs.append(desc.copy() if desc is not None else TensorDesc())
         node.output_names = [*node.output_names, name]
+        if self._journals:
+            self._keep_rows(node.id)
         self._uses[node.id].append({})
         return len(node.outputs) - 1
 
@@ -542,6 +546,8 @@ class Graph:
         self.touch(node)
         node.inputs.pop()
         node.input_names = node.input_names[:-1]
+        if self._journals:
+            self._keep_rows(node.id)
         self._producers[node.id].pop()
 
     # ------------------------------------------------------------------ lookups
