@@ -194,7 +194,7 @@ wb = Workbench(transformer_like(3000), overview_groups=40)
 wb"""
 
 
-def test_large_graph_overview_opens_a_group(tmp_path: Path) -> None:
+def test_large_graph_levels_expand_and_collapse(tmp_path: Path) -> None:
     assert Path(CHROMIUM).exists(), "Chromium is missing: run scripts/install_browser_deps.sh"
     import nbformat
     from playwright.sync_api import sync_playwright
@@ -217,13 +217,22 @@ def test_large_graph_overview_opens_a_group(tmp_path: Path) -> None:
             groups = root.locator(".gb-main-pane svg g.node.gb_group").count()
             assert 2 <= groups <= 40
             assert "overview" in root.locator(".gb-title").inner_text()
+            crumbs = "() => document.querySelectorAll('.gb-crumbs .gb-crumb').length"
+            assert page.evaluate(crumbs) == 1
+            # a group box expands into its own level (the breadcrumb grows), down to the ops
             root.locator(".gb-main-pane svg g#g3").dispatch_event("click")
+            page.wait_for_function(f"() => ({crumbs})() === 2 && !document.querySelector('.gb-main-pane svg g#g3')")
+            inner = root.locator(".gb-main-pane svg g.node.gb_group").first
+            inner.wait_for(state="attached", timeout=30_000)
+            inner.dispatch_event("click")
             root.locator(".gb-main-pane svg g.node.gb_op_MatMul").first.wait_for(state="attached", timeout=30_000)
-            title = root.locator(".gb-title")
-            page.wait_for_function("el => el.textContent.includes('(focused)')", arg=title.element_handle())
-            assert root.locator(".gb-main-pane svg g.node.gb_group").count() == 0
+            page.wait_for_function(f"() => ({crumbs})() === 3")
+            # the up button collapses back to the level above; Overview goes to the root
+            root.locator(".gb-crumbs .gb-up").dispatch_event("click")
+            page.wait_for_function(f"() => ({crumbs})() === 2")
             root.locator("button[data-action='overview']").click()
             root.locator(".gb-main-pane svg g#g3").wait_for(state="attached", timeout=30_000)
+            page.wait_for_function(f"() => ({crumbs})() === 1")
         except Exception:
             ARTIFACTS.mkdir(parents=True, exist_ok=True)
             page.screenshot(path=str(ARTIFACTS / "overview-failure.png"))
