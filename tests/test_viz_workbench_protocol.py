@@ -232,3 +232,19 @@ def test_back_returns_from_clicks_too(wb):
     assert wb.selected_candidate == -1
     _msg(wb, action="back", seq=3)
     assert wb.selected_pass == "AddZero" and wb.selected_candidate == 1 and "candidate #1" in wb.details_html
+
+
+def test_table_bench_runs_at_a_tiny_size():
+    """bench/bench_viz_table.py works end to end (not a timing test: the numbers come from working code)."""
+    import importlib.util
+    import sys
+    from pathlib import Path
+
+    path = Path(__file__).resolve().parents[1] / "bench" / "bench_viz_table.py"
+    spec = importlib.util.spec_from_file_location("bench_viz_table", path)
+    module = importlib.util.module_from_spec(spec)
+    sys.modules.setdefault("bench_viz_table", module)
+    spec.loader.exec_module(module)
+    result = module.bench_kernel(300, 2000, 2)
+    assert {"switch_ms", "click_ms", "filter_ms", "sort_ms", "page_ms"} <= set(result)
+    assert result["highlighted"] > 0
