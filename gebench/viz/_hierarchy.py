@@ -353,14 +353,23 @@ class _LevelElements(Mapping[int, str]):
         self._h = hierarchy
         self._level = level
         self._folded = folded
+        self._by_group: dict[int, str | None] = {}  # a node's own group -> the box standing for it (memo)
 
     def __getitem__(self, node_id: int) -> str:
-        item = self._h.item_at(self._level, node_id)
-        if item is None:
+        h = self._h
+        gid = h.group_of.get(node_id)
+        if gid is None:
             raise KeyError(node_id)
-        if item < 0:
-            return group_element_id(-item - 1)
-        return node_element_id(self._folded.get(item, item))
+        if gid == self._level:
+            return node_element_id(self._folded.get(node_id, node_id))
+        try:
+            el = self._by_group[gid]
+        except KeyError:
+            item = h.item_at(self._level, node_id)
+            el = self._by_group[gid] = group_element_id(-item - 1) if item is not None else None
+        if el is None:
+            raise KeyError(node_id)
+        return el
 
     def __iter__(self) -> Iterator[int]:
         return iter(self._h.members(self._level))

@@ -30,7 +30,7 @@ class LevelsMixin:
     max_level_items: int = 64
     _level: int = 0
     _hierarchies: dict[int, tuple[ir.Graph, Hierarchy]]
-    _count_cache: tuple[Any, dict[str, dict[str, int]]] | None = None
+    _count_cache: tuple[Any, dict[Any, dict[str, dict[str, int]]]] | None = None
 
     # provided by the widget
     _graphs: Any
@@ -111,7 +111,7 @@ class LevelsMixin:
 
     def _update_group_counts(self, _change: Any = None) -> None:
         """``group_counts``: for each group box drawn, the selected pass's candidates (counted at their first
-        target node) and replaced ones, and the nodes the current diff marks. Cached per (pass, drawing);
+        target node) and replaced ones, and the nodes the current diff marks. Cached per pass for the drawing shown;
         O(candidates of the pass * depth) when not cached."""
         view = self._view
         if view is None or view.level is None:
@@ -122,9 +122,11 @@ class LevelsMixin:
         h = self._hierarchy_of(graph)
         name = getattr(self, "selected_pass", "")
         key = (name, id(view), id(getattr(self, "_table", None)))
-        cached = self._count_cache
-        if cached is not None and cached[0] == key:
-            counts = {el: dict(c) for el, c in cached[1].items()}
+        if self._count_cache is None or self._count_cache[0] is not view:
+            self._count_cache = (view, {})  # per drawing: pass -> counts
+        cached = self._count_cache[1].get(key)
+        if cached is not None:
+            counts = {el: dict(c) for el, c in cached.items()}
         else:
             counts = {}
             if name:
@@ -142,7 +144,7 @@ class LevelsMixin:
                         repl[el] += 1
                 for el, c in cand.items():
                     counts[el] = {"candidates": c, "replaced": repl.get(el, 0)}
-            self._count_cache = (key, {el: dict(c) for el, c in counts.items()})
+            self._count_cache[1][key] = {el: dict(c) for el, c in counts.items()}
         sticky = getattr(self, "_sticky", {}) or {}
         diff = Counter()
         for nid, cls in sticky.items():
