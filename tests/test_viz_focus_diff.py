@@ -58,24 +58,3 @@ def test_diff_finds_removed_added_and_changed():
     assert ir.to_text(before) == CHAIN
 
 
-def test_overview_groups_by_name_prefix_and_folds_consts():
-    from gebench.viz._overview import build_overview, group_keys
-
-    g = ir.parse_text("""graph g
-  #0 x = Data() {index=0} -> (DT_FLOAT[4])
-  #1 "/layers.0/attn/w" = Const() {value=tensor(DT_FLOAT[4], [1.0, 1.0, 1.0, 1.0])} -> (DT_FLOAT[4])
-  #2 "/layers.0/attn/MatMul" = Mul(x:0, "/layers.0/attn/w":0) -> (DT_FLOAT[4])
-  #3 "/layers.0/mlp/Relu" = Relu("/layers.0/attn/MatMul":0) -> (DT_FLOAT[4])
-  #4 "/layers.1/attn/MatMul" = Relu("/layers.0/mlp/Relu":0) -> (DT_FLOAT[4])
-  #5 out = NetOutput("/layers.1/attn/MatMul":0)
-""")
-    keys = group_keys(g, max_groups=10)
-    assert keys[2] == keys[1] == "layers.0/attn"
-    assert keys[3] == "layers.0/mlp" and keys[4] == "layers.1/attn"
-    coarse = group_keys(g, max_groups=4)
-    assert coarse[2] == coarse[3] == "layers.0" and coarse[4] == "layers.1"
-    view = build_overview(g, max_groups=10)
-    assert view.overview and sorted(len(m) for m in view.groups.values()) == [1, 1, 1, 1, 2]
-    assert {e.element_id for e in view.edges} == {f"ge{a}_{b}" for a, b in [(0, 1), (1, 2), (2, 3), (3, 4)]}
-    svg = viz.render_svg(viz.view_to_dot(view))
-    assert '<g id="g1" class="node gb_node gb_group"' in svg and "layers.0/attn" in svg
