@@ -56,5 +56,3 @@ def test_diff_finds_removed_added_and_changed():
     assert viz.diff_graphs(before, before.copy()).empty
     # diffs never mutate
     assert ir.to_text(before) == CHAIN
-
-
