@@ -149,3 +149,19 @@ def test_unknown_ge_submodule_is_a_normal_import_error() -> None:
             print(exc.name)
     """)
     assert out.strip() == "ge.no_such_module"
+
+
+def test_importing_a_submodule_keeps_the_package_attribute_of_the_same_name() -> None:
+    """``ge.passes`` exports the decorator ``pattern`` and has a submodule ``pattern``: importing the submodule by
+    its ``ge.`` name leaves the decorator in place, as GE's own package does."""
+    out = check("""
+        import gebench
+        import importlib
+        import ge.passes.pattern
+        from ge.passes import pattern
+        from ge.passes.pattern import PatternInputs
+        assert callable(pattern) and not isinstance(pattern, type(importlib)), pattern
+        assert importlib.import_module("ge.passes.pattern") is importlib.import_module("gebench.ge.passes.pattern")
+        print(pattern.__name__, PatternInputs.__name__)
+    """)
+    assert out.split() == ["pattern", "PatternInputs"]

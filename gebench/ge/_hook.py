@@ -51,6 +51,7 @@ class _AliasLoader(importlib.abc.Loader):
     def create_module(self, spec: importlib.machinery.ModuleSpec) -> types.ModuleType:
         module = importlib.import_module(self.target)
         self._original_spec = module.__spec__
+        _alias_loaded_submodules()
         return module
 
     def exec_module(self, module: types.ModuleType) -> None:
@@ -89,6 +90,20 @@ class _GeAliasFinder(importlib.abc.MetaPathFinder):
 
 
 _FINDER = _GeAliasFinder()
+
+
+def _alias_loaded_submodules() -> None:
+    """Enter every loaded ``gebench.ge.*`` module under its ``ge.*`` name as well.
+
+    Without this, the first ``import ge.passes.pattern`` would load the alias and then, as every import of a
+    submodule does, set the attribute ``pattern`` of the package ``ge.passes`` to the submodule, replacing the
+    ``pattern`` decorator the package exports (GE's own package has the submodule registered already, so its
+    attribute is left alone). An alias found in ``sys.modules`` is returned as it is.
+    """
+    prefix = TARGET + "."
+    for name, module in list(sys.modules.items()):
+        if name.startswith(prefix) and module is not None:
+            sys.modules.setdefault(ALIAS + name[len(TARGET):], module)
 
 
 def is_installed() -> bool:
