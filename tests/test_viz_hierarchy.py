@@ -336,6 +336,11 @@ def test_a_large_run_opens_on_its_final_graph_and_a_pass_builds_only_its_snapsho
     h = wb.hierarchy()
     first_box = f"g{h.path(h.group_of[mms[0].id])[1]}"
     assert counts[first_box]["candidates"] >= 1 and first_box in wb.highlight
+    # a candidate's focused view keeps the breadcrumb of the level it came from; a click on it goes back
+    wb.select_candidate(5)
+    assert wb.view_info["focused"] and wb.levels == [{"group": 0, "label": "model"}] and wb.group_counts == {}
+    wb._on_message(wb, {"action": "open_level", "group": 0}, [])
+    assert wb.view_info["level"] == 0 and wb.group_counts == counts
 
 
 @pytest.mark.parametrize("max_children", [2, 5])

@@ -71,6 +71,18 @@ class LevelsMixin:
         self.levels = h.breadcrumb(level)
         return h.level_view(level)
 
+    def _levels_beside(self, graph: ir.Graph) -> None:
+        """``levels`` for a drawing that is not a level (a focused view): the breadcrumb of the current level when
+        ``graph``'s hierarchy exists (so a click goes back to it), else empty. O(depth)."""
+        hit = (getattr(self, "_hierarchies", None) or {}).get(id(graph))
+        if hit is None or hit[0] is not graph:
+            levels: list = []
+        else:
+            h = hit[1]
+            levels = h.breadcrumb(self._level if 0 <= self._level < len(h.groups) else 0)
+        if levels != self.levels:
+            self.levels = levels
+
     def open_level(self, group: int) -> None:
         """Draw the level of group ``group`` of the drawn snapshot's hierarchy (0: the root). The level's layout
         is cached: drawing it again costs no layout.

@@ -473,8 +473,8 @@ class Workbench(LevelsMixin, anywidget.AnyWidget):
         self.view_info = {"snapshot": label, "drawn": len(view.nodes), "total": len(graph),
                           "focused": view.focused, "overview": view.overview, "bytes": len(gz),
                           "level": view.level, "engine": self.layout_cache.last_engine}
-        if view.level is None and self.levels:
-            self.levels = []
+        if view.level is None:
+            self._levels_beside(graph)  # a focused view keeps the breadcrumb of the level it came from
         self.timings["draw"] = time.perf_counter() - start
         if self.snapshot != label:
             with self.hold_trait_notifications():
