@@ -362,6 +362,9 @@ class _RunState:
     progress: ProgressCallback | None = None
     units_done: int = 0  # stages (and the inference) done, of units_total, for progress
     units_total: int = 1
+    timings: Any = None  # gebench.fusion.timing.RunTimings
+    rewrite_cap: int | None = None  # replays (gebench.debug.replay): stop before rewrite number cap + 1
+    rewrites_done: int = 0
 
 
 class Run:
@@ -382,7 +385,7 @@ class Run:
     def __init__(self, *, graph: ir.Graph, snapshots: Mapping[str, ir.Graph], ledger: Any, status: str,
                  failed_pass: str | None, failed_stage: str | None, failure_reason: str,
                  load_errors: list[Any], passes: list[PassDescriptor], pass_results: list[dict[str, Any]],
-                 partial_graph: ir.Graph | None = None) -> None:
+                 partial_graph: ir.Graph | None = None, timings: Any = None) -> None:
         self.ir_graph = graph
         self.ir_snapshots = snapshots
         self.ledger = ledger
@@ -394,6 +397,9 @@ class Run:
         self.passes = passes
         self.pass_results = pass_results
         self.partial_graph = partial_graph
+        self.timings = timings  # gebench.fusion.timing.RunTimings (None for a Run built elsewhere)
+        #: what ``execute`` was given besides graph and passes, for replays (``gebench.debug.replay``)
+        self.replay_args: dict[str, Any] = {}
 
     @property
     def ok(self) -> bool:
@@ -444,10 +450,18 @@ class Run:
             ],
             "pass_results": list(self.pass_results),
             "summary": self.summary(),
+            "timing": self.timing(),
             "snapshots": _snapshot_sizes(self.ir_snapshots),
             "graph": {"name": self.ir_graph.name, "nodes": len(self.ir_graph)},
             "ledger": self.ledger.to_dict(),
         }
+
+    def timing(self) -> list[dict[str, Any]]:
+        """Per pass (in run order) and per pattern: wall and CPU seconds, candidate counts by verdict, matches and
+        rewrites (:meth:`gebench.fusion.timing.RunTimings.to_dict`); ``[]`` for a run without timings."""
+        if self.timings is None:
+            return []
+        return self.timings.to_dict(self.ledger.records)
 
     def explain(self, node: Any) -> list[Any]:
         """Which passes considered ``node`` (an id, a name, an ``ir.Node`` or a ``ge.graph.Node``), and why each
@@ -598,10 +612,12 @@ def _execute(graph: ir.Graph, descriptors: Sequence[PassDescriptor], *, stages: 
              run_after_load_error: bool, verify_rewrites: bool, keep_snapshots: bool, verify: bool,
              fusion_switch: Any, ledger_on: bool, pre_run_snapshot: ir.Graph | None,
              progress: ProgressCallback | None = None) -> Run:
+    from gebench.fusion.timing import RunTimings
+
     ledger = _ledger_module().Ledger()
     state = _RunState(ledger=ledger, record_all=record_all, options=dict(options or {}), graph=graph,
                       verify_rewrites=verify_rewrites, check_numerics=verify, ledger_on=ledger_on,
-                      progress=progress)
+                      progress=progress, timings=RunTimings())
     run_lints = ledger if ledger_on else None
     snapshots = SnapshotMap()
     last_snapshot: list[ir.Graph | ir.GraphJournal | None] = [None]
@@ -619,7 +635,8 @@ def _execute(graph: ir.Graph, descriptors: Sequence[PassDescriptor], *, stages: 
         _unit_done(state, finished=True)
         return Run(graph=state.graph, snapshots=snapshots, ledger=ledger, status=status, failed_pass=failed_pass,
                    failed_stage=failed_stage, failure_reason=reason, load_errors=list(load_errors),
-                   passes=descriptors, pass_results=results, partial_graph=state.partial_graph)
+                   passes=descriptors, pass_results=results, partial_graph=state.partial_graph,
+                   timings=state.timings)
 
     for err in load_errors:
         _append_run_lint(run_lints, graph, "pass_load_failed", str(err),
@@ -817,6 +834,7 @@ def _run_stage(state: _RunState, stage: str, descs: list[PassDescriptor],
 def _run_pass_on_graph(state: _RunState, desc: PassDescriptor, instance: Any, config: Any, graph: ir.Graph,
                        context: Any) -> tuple[str, str]:
     rec = _Recorder(state, desc, graph)
+    state.timings.pass_started(desc.pass_name, rec.stage)
     try:
         if desc.kind == PASS_KIND_PATTERN_FUSION:
             return _run_pattern_pass(state, rec, instance, config, graph, context)
@@ -830,6 +848,8 @@ def _run_pass_on_graph(state: _RunState, desc: PassDescriptor, instance: Any, co
         rec.lint("hook_timeout", timeout.reason, source=timeout.where, detail={"hook": timeout.hook})
         context.set_error_message(timeout.reason)
         return PassStatus.FAILED, timeout.reason
+    finally:
+        state.timings.pass_finished()
 
 
 # --------------------------------------------------------------------------------------------- FusionBasePass
@@ -955,6 +975,7 @@ def _run_pattern_pass(state: _RunState, rec: _Recorder, instance: Any, config: A
         pg = PatternGraph(pat._ir, pat._captures, name=pat._ir.name)
         rec.pattern_name = pg.name
         rec.pattern_source = pat._source
+        state.timings.pattern_started(pg.name)
         problem = pg.validate()
         if problem is not None:
             rec.lint("invalid_pattern", f"pattern {pg.name!r} matches nothing: {problem}", source=pat._source)
@@ -981,7 +1002,7 @@ def _run_pattern_pass(state: _RunState, rec: _Recorder, instance: Any, config: A
         order = {nid: i for i, nid in enumerate(sorted(initial, key=lambda i: graph.position(initial[i])))}
         lost: set[int] = set()
         rec.seen_anchors = set()
-        rewrites = 0
+        rewrites = matches = 0
         limit = LOOP_LIMIT_BASE + 4 * len(graph)
         tick = _candidates_progress(state, rec, len(initial))
         while True:
@@ -990,6 +1011,7 @@ def _run_pattern_pass(state: _RunState, rec: _Recorder, instance: Any, config: A
                 break
             anchor = match.bindings[anchor_pid][0]
             rec.seen_anchors.add(anchor.id)
+            matches += 1
             if tick is not None:
                 tick()
             outcome = _handle_match(state, rec, instance, match, graph, context, session)
@@ -1006,6 +1028,7 @@ def _run_pattern_pass(state: _RunState, rec: _Recorder, instance: Any, config: A
                 for rid in outcome.removed:
                     if rid in initial and order.get(rid, -1) > cutoff and rid not in rec.seen_anchors:
                         lost.add(rid)
+        state.timings.pattern_counts(len(initial), matches, rewrites)
         if tick is not None:
             tick(True)
         for rid in sorted(lost, key=order.__getitem__):
@@ -1189,6 +1212,7 @@ def _run_decompose_pass(state: _RunState, rec: _Recorder, instance: Any, graph: 
     rec.hook_source = _hook_source(type(instance), "meet_requirements")
     rec.pattern_name = ",".join(op_types)
     rec.pattern_source = _class_source(type(instance))
+    state.timings.pattern_started(rec.pattern_name)
     targets = [n for n in graph.nodes() if n.op_type in op_types]
     if not targets:
         return PassStatus.NOT_CHANGED, ""
