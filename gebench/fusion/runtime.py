@@ -28,6 +28,8 @@ from gebench.fusion import _guard
 from gebench.fusion._boundary import decompose_boundary
 from gebench.fusion._cycle import would_create_cycle
 from gebench.fusion._rewriter import RewriteError, rewrite
+from gebench.fusion.dtype_lint import check_match as check_dtypes
+from gebench.fusion.dtype_lint import stated_dtypes
 from gebench.fusion.snapshots import SnapshotMap
 from gebench.ge.passes import _bridge, _session
 from gebench.ge.passes.registry import (
@@ -127,6 +129,7 @@ class _Recorder:
         self.stage = getattr(desc.stage, "value", str(desc.stage))
         self._ledger_rec: Any = None
         self._ledger_rec_key: tuple[str, str, str] | None = None
+        self.dtype_checks: tuple[Any, ...] = ()  # the pattern's stated dtypes (gebench.fusion.dtype_lint)
 
     def add(self, status_name: str, reason: str, *, nodes: Iterable[Any] = (), captures: list[Any] | None = None,
             meet_result: Any = None, exception: str = "", removed: Sequence[int] = (), added: Sequence[int] = (),
@@ -988,6 +991,7 @@ def _run_pattern_pass(state: _RunState, rec: _Recorder, instance: Any, config: A
                          "so a match has no consumer to bind it to and its boundary input stays empty: every rewrite "
                          "of this pattern fails (BOUNDARY_INPUT_EMPTY) and fails the pass; use the input in the "
                          "pattern or do not create it", source=pat._source, detail={"input": data.attrs.get("index")})
+        rec.dtype_checks = stated_dtypes(pg) if rec.enabled else ()
         for capture in pg.captures:
             if capture.node_id not in pg.nodes:
                 rec.lint("capture_outside_pattern", f"pattern {pg.name!r}: a captured tensor is not a node of the "
@@ -1047,6 +1051,8 @@ def _handle_match(state: _RunState, rec: _Recorder, instance: Any, match: Any, g
 
     nodes = match.matched_nodes()
     captures = _capture_list(match) if rec.enabled else []  # only records carry them
+    if rec.dtype_checks:  # GE ignores dtypes when matching: a lint, the match stands
+        check_dtypes(rec, match, rec.dtype_checks)
     mr = MatchResult._create(match, graph)
     try:
         verdict = _call_hook(session, instance.meet_requirements, mr, context)
