@@ -165,7 +165,7 @@ def test_quickstart_in_notebook7(lab_root: Path) -> None:
                 assert replaced.count() >= 2
                 assert root.get_attribute("data-svg-serial") == svg_serial, "selecting a pass must not redraw the SVG"
                 fill = replaced.first.locator("polygon").first.evaluate("el => getComputedStyle(el).fill")
-                assert fill == "rgb(187, 247, 208)", f"replaced nodes are not restyled: fill={fill}"
+                assert fill == "rgb(199, 238, 226)", f"replaced nodes are not restyled: fill={fill}"
                 root.scroll_into_view_if_needed()
                 root.screenshot(path=str(shot))
             finally:
