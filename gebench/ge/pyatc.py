@@ -6,8 +6,8 @@ flags (``--model=...``, ``--framework=5``, ...), runs them and ends the process 
 
 When CANN's own ``ge.pyatc`` is installed, that one runs (gebench never stands in for a real CANN ``ge``);
 otherwise ``gebench atc`` does, which itself hands over to CANN's ``atc`` program when there is one. From the
-shell: ``python -m gebench.ge.pyatc ...`` (``python -m ge.pyatc`` where ``ge`` is gebench's alias) or
-``gebench pyatc ...``.
+shell: ``gebench pyatc ...`` or ``python -m gebench.ge.pyatc ...`` (``python -m ge.pyatc`` is CANN's: gebench's
+``ge`` name exists only once ``gebench`` is imported, so that it never stands in for an installed CANN).
 """
 
 from __future__ import annotations
