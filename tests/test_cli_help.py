@@ -35,3 +35,10 @@ def test_examples_keep_their_line_breaks(capsys):
     with pytest.raises(SystemExit):
         cli.main(["atc", "--help"])
     assert "--framework=5 \\\n      --soc_version=Ascend910B1" in capsys.readouterr().out
+
+
+def test_top_level_help_points_to_the_commands_examples(capsys):
+    with pytest.raises(SystemExit) as done:
+        cli.main(["--help"])
+    text = capsys.readouterr().out
+    assert done.value.code == 0 and "\nexamples:\n  gebench compile " in text and "gebench COMMAND --help" in text

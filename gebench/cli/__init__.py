@@ -86,7 +86,11 @@ _DEBUG_HELP = "show the Python traceback of an error (errors are one or two line
 
 
 def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(prog="gebench", description="A workbench for Ascend GE graph fusion passes.")
+    parser = argparse.ArgumentParser(
+        prog="gebench", description="A workbench for Ascend GE graph fusion passes.",
+        epilog="examples:\n  gebench compile assets/small_transformer.onnx --passes passes\n  gebench lab\n\n"
+               "`gebench COMMAND --help` shows each command's options and examples.",
+        formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("-v", "--verbose", action="count", default=0, help="log more (repeat for debug)")
     parser.add_argument("--debug", action="store_true", help=_DEBUG_HELP)
     parser.add_argument("--version", action="version", version=f"gebench {_version()}")
