@@ -261,7 +261,10 @@ function render({ model, el: root }) {
   const spacer = el("div", "gb-tspacer");
   const rowsEl = el("div", "gb-trows");
   viewport.append(spacer, rowsEl);
-  table.append(filters, thead, viewport);
+  // header and rows scroll sideways together when the table is narrower than its columns
+  const hscroll = el("div", "gb-hscroll");
+  hscroll.append(thead, viewport);
+  table.append(filters, hscroll);
   center.append(panes, legend, table);
   const details = el("div", "gb-details");
   body.append(passes, center, details);
