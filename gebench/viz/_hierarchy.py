@@ -387,12 +387,23 @@ def _scope_path(name: str) -> tuple[str, ...] | None:
     return tuple(parts[:-1]) if len(parts) > 1 else None
 
 
-def _stem_path(name: str) -> tuple[str, ...] | None:
-    m = _STEM_SEARCH.search(name)
-    if m is None:
-        return None
-    stem, sub = m.group(1), m.group(2)
-    return (stem, sub) if sub else (stem,)
+def _stem_paths(names: list[str]) -> list[tuple[str, ...] | None]:
+    """Per name: ``(stem, next token)`` (the first token of letters then digits, and the token after it when
+    another follows), ``(stem,)``, or None without a stem. Equal paths are one tuple object. O(names)."""
+    search = _STEM_SEARCH.search
+    seen: dict[tuple[str, str | None], tuple[str, ...]] = {}
+    out: list[tuple[str, ...] | None] = []
+    for name in names:
+        m = search(name)
+        if m is None:
+            out.append(None)
+            continue
+        key = m.groups()
+        p = seen.get(key)
+        if p is None:
+            p = seen[key] = (key[0], key[1]) if key[1] else (key[0],)
+        out.append(p)
+    return out
 
 
 def _contiguous(keys: list[str]) -> bool:
@@ -434,7 +445,7 @@ def _derive(graph: ir.Graph, max_children: int) -> Hierarchy:
         mode = "scope"
         paths = [None if n.provenance else _scope_path(n.name) for n in ops]
     elif ops:
-        stems = [_stem_path(n.name) for n in ops]
+        stems = _stem_paths([n.name for n in ops])
         keyed = [p[0] for p in stems if p is not None]
         if len(keyed) >= STEM_SHARE * len(ops) and _contiguous(keyed):
             mode = "stem"
@@ -472,7 +483,9 @@ def _derive(graph: ir.Graph, max_children: int) -> Hierarchy:
             if q is None:
                 q = fused[key] = (*p, f"\u27e8{node.provenance}\u27e9")
             p = q
-        gid = group_for(p, order[node.id])
+        gid = index.get(p)
+        if gid is None:
+            gid = group_for(p, order[node.id])
         groups[gid].nodes.append(node.id)
         group_of[node.id] = gid
 
@@ -484,7 +497,16 @@ def _derive(graph: ir.Graph, max_children: int) -> Hierarchy:
         own = {n.id: p for n, p in zip(ops, paths) if p is not None}
         prev: tuple[str, ...] = ()
         pending_front: list[ir.Node] = []
+        index_get = index.get
         for n, p in zip(ops, paths):
+            if p is not None and not n.provenance:  # the common case, inline
+                gid = index_get(p)
+                if gid is None:
+                    gid = group_for(p, order[n.id])
+                groups[gid].nodes.append(n.id)
+                group_of[n.id] = gid
+                prev = p
+                continue
             if p is None:
                 if n.op_type in _BOUNDARY_OPS:
                     place(n, ())
