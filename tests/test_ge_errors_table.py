@@ -842,6 +842,8 @@ ORDER = [
     (lambda: node().get_input_attr(1, "x"), TypeError, "Attribute name must be a string"),
     (lambda: node().set_output_attr(None, None, object()), TypeError, "Attribute name must be a string"),
     (lambda: node().update_input_desc("0", None), TypeError, "Input index must be an integer"),
+    (lambda: removed_node().set_attr("k", object()), ValueError, "Unsupported attribute type: <class 'object'>"),
+    (lambda: node().set_input_attr("a", 9, object()), ValueError, "Unsupported attribute type: <class 'object'>"),
     (lambda: node().update_output_desc(9, None), TypeError, "tensor_desc must be a TensorDesc"),
     (lambda: Tensor([1.0], file_path="f", shape="1", placement=0), TypeError, "Shape must be a list of integers"),
     (lambda: Tensor([1.0], file_path="f", placement=0), TypeError, "Placement must be a Placement"),

@@ -167,10 +167,11 @@ class Node:
         Raises:
             TypeError: ``key`` is not a str.
             ValueError: ``value`` cannot be stored (empty list, mixed list, unsupported type).
+            RuntimeError: the node was removed from its graph.
         """
         _check_str(key, "Attribute key must be a string")
+        value = _AttrValue.to_ir(value, f"attr {key!r} of node {self.name!r}")  # GE converts before it sets
         graph = self._graph(f"Failed to set attribute '{key}' on Node {self.name}")
-        value = _AttrValue.to_ir(value, f"attr {key!r} of node {self.name!r}")
         graph.touch(self._ir_node)
         _note_change(self._ir_node, f"attr {key!r}")
         self._ir_node.attrs[key] = value
@@ -197,9 +198,10 @@ class Node:
         """Set attr ``name`` of input desc ``index``. Raises TypeError / RuntimeError (no such input) /
         ValueError (a value of no storable kind)."""
         _check_str(name, "Attribute name must be a string")
+        _check_int(index, "Input index must be an integer")
+        value = _AttrValue.to_ir(value, f"attr {name!r} of input {index} of node {self.name!r}")  # GE converts first
         self._port_desc(self._ir_node.inputs, index, "input",
                         f"Failed to set Node {self.name} input attribute '{name}' for index {index}")
-        value = _AttrValue.to_ir(value, f"attr {name!r} of input {index} of node {self.name!r}")
         self._touch(f"attr {name!r} of input {index}")  # may replace the descs by private copies: read the desc after it
         self._ir_node.inputs[index].attrs[name] = value
 
@@ -215,9 +217,10 @@ class Node:
     def set_output_attr(self, name: str, index: int, value: Any) -> None:
         """Set attr ``name`` of output desc ``index`` (errors as :meth:`set_input_attr`)."""
         _check_str(name, "Attribute name must be a string")
+        _check_int(index, "Output index must be an integer")
+        value = _AttrValue.to_ir(value, f"attr {name!r} of output {index} of node {self.name!r}")  # GE converts first
         self._port_desc(self._ir_node.outputs, index, "output",
                         f"Failed to set Node {self.name} output attribute '{name}' for index {index}")
-        value = _AttrValue.to_ir(value, f"attr {name!r} of output {index} of node {self.name!r}")
         self._touch(f"attr {name!r} of output {index}")  # may replace the descs by private copies: read the desc after it
         self._ir_node.outputs[index].attrs[name] = value
 
