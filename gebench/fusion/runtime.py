@@ -403,6 +403,8 @@ class Run:
         self.timings = timings  # gebench.fusion.timing.RunTimings (None for a Run built elsewhere)
         #: what ``execute`` was given besides graph and passes, for replays (``gebench.debug.replay``)
         self.replay_args: dict[str, Any] = {}
+        #: rewrites done (pattern and decompose rewrites, ``SubgraphRewriter.replace`` and ``report_fuse`` calls)
+        self.rewrite_count = 0
 
     @property
     def ok(self) -> bool:
@@ -458,6 +460,32 @@ class Run:
             "graph": {"name": self.ir_graph.name, "nodes": len(self.ir_graph)},
             "ledger": self.ledger.to_dict(),
         }
+
+    def graph_after_rewrite(self, pass_name: str, k: int) -> ir.Graph:
+        """The graph after the ``k``-th rewrite (1-based; 0: just before the first) of pass ``pass_name``, made by
+        replaying the run up to it (:func:`gebench.debug.graph_after_rewrite`: one compile of the input).
+
+        Raises:
+            gebench.debug.ReplayError: the pass did fewer rewrites, or the run cannot be replayed.
+        """
+        from gebench.debug import graph_after_rewrite
+
+        return graph_after_rewrite(self, pass_name, k)
+
+    def repro_bundle(self, candidate: Any, directory: Any, **kwargs: Any) -> Any:
+        """Write a folder reproducing ``candidate``'s verdict (a ledger index or record) on the smallest graph
+        around it: :func:`gebench.debug.repro_bundle` (returns its ``ReproBundle``; raises its errors)."""
+        from gebench.debug import repro_bundle
+
+        return repro_bundle(self, candidate, directory, **kwargs)
+
+    def bisect_numerics(self, seed: int = 0, **kwargs: Any) -> Any:
+        """The ledger record of the first rewrite after which the graph is not numerically equivalent to the
+        input (reference executor, random inputs of ``seed``), or None: :func:`gebench.debug.bisect_numerics`
+        (O(log rewrites) replays; raises its errors)."""
+        from gebench.debug import bisect_numerics
+
+        return bisect_numerics(self, seed, **kwargs).record
 
     def timing(self) -> list[dict[str, Any]]:
         """Per pass (in run order) and per pattern: wall and CPU seconds, candidate counts by verdict, matches and
@@ -557,7 +585,8 @@ def execute(graph: ir.Graph, descriptors: Sequence[PassDescriptor], *, stages: I
             load_errors: Sequence[Any] = (), run_after_load_error: bool = False,
             verify_rewrites: bool = False, snapshots: bool = True, verify: bool = False,
             fusion_switch: Any = None, ledger: bool = True, pre_run_snapshot: ir.Graph | None = None,
-            hook_timeout: float | None = None, progress: ProgressCallback | None = None) -> Run:
+            hook_timeout: float | None = None, progress: ProgressCallback | None = None,
+            rewrite_cap: int | None = None) -> Run:
     """Run ``descriptors`` over ``graph`` (mutated in place) through GE's custom-pass stages.
 
     Args:
@@ -589,6 +618,11 @@ def execute(graph: ir.Graph, descriptors: Sequence[PassDescriptor], *, stages: I
         progress: called as ``progress(step, done, total)`` (:mod:`gebench.progress`): step ``"compile"``
             counts the stages run (and the inference), ``"InferShape"`` the inference, and
             ``"<stage> <pass name>"`` a pattern's candidates visited, every :data:`PROGRESS_EVERY` of them.
+        rewrite_cap: replays (:mod:`gebench.debug.replay`): stop the run before its rewrite number
+            ``rewrite_cap + 1`` (a pattern or decompose rewrite, after its ``meet_requirements`` and cycle check;
+            a ``FusionBasePass.run()`` call, whose rewrites all count, is not started once the cap is reached).
+            The run is then FAILED at that pass with a reason starting with :data:`REPLAY_STOP`, and its graph
+            is the graph after ``rewrite_cap`` rewrites. None (default): no cap.
 
     Cost: the collector stays as the caller set it. Pausing it for the run was measured slower: a run changes a
     small part of a large graph, and one pass over everything it made, cold, at the end cost more (20 ms of a
@@ -603,24 +637,30 @@ def execute(graph: ir.Graph, descriptors: Sequence[PassDescriptor], *, stages: I
     """
     with _guard.interrupts_tracked(), _guard.hook_timeout(hook_timeout), _reflected_operator_lints(), \
             ir.full_collections_deferred():
-        return _execute(graph, descriptors, stages=stages, options=options, record_all=record_all,
-                        infer_shapes=infer_shapes, load_errors=load_errors,
-                        run_after_load_error=run_after_load_error, verify_rewrites=verify_rewrites,
-                        keep_snapshots=snapshots, verify=verify, fusion_switch=fusion_switch,
-                        ledger_on=ledger, pre_run_snapshot=pre_run_snapshot, progress=progress)
+        stages = list(stages) if stages is not None else None
+        run = _execute(graph, descriptors, stages=stages, options=options, record_all=record_all,
+                       infer_shapes=infer_shapes, load_errors=load_errors,
+                       run_after_load_error=run_after_load_error, verify_rewrites=verify_rewrites,
+                       keep_snapshots=snapshots, verify=verify, fusion_switch=fusion_switch,
+                       ledger_on=ledger, pre_run_snapshot=pre_run_snapshot, progress=progress,
+                       rewrite_cap=rewrite_cap)
+        run.replay_args = {"stages": stages, "options": dict(options or {}), "infer_shapes": infer_shapes,
+                           "record_all": record_all, "run_after_load_error": run_after_load_error,
+                           "fusion_switch": fusion_switch, "hook_timeout": hook_timeout}
+        return run
 
 
 def _execute(graph: ir.Graph, descriptors: Sequence[PassDescriptor], *, stages: Iterable[Any] | None,
              options: dict[str, str] | None, record_all: bool, infer_shapes: bool, load_errors: Sequence[Any],
              run_after_load_error: bool, verify_rewrites: bool, keep_snapshots: bool, verify: bool,
              fusion_switch: Any, ledger_on: bool, pre_run_snapshot: ir.Graph | None,
-             progress: ProgressCallback | None = None) -> Run:
+             progress: ProgressCallback | None = None, rewrite_cap: int | None = None) -> Run:
     from gebench.fusion.timing import RunTimings
 
     ledger = _ledger_module().Ledger()
     state = _RunState(ledger=ledger, record_all=record_all, options=dict(options or {}), graph=graph,
                       verify_rewrites=verify_rewrites, check_numerics=verify, ledger_on=ledger_on,
-                      progress=progress, timings=RunTimings())
+                      progress=progress, timings=RunTimings(), rewrite_cap=rewrite_cap)
     run_lints = ledger if ledger_on else None
     snapshots = SnapshotMap()
     last_snapshot: list[ir.Graph | ir.GraphJournal | None] = [None]
@@ -636,10 +676,12 @@ def _execute(graph: ir.Graph, descriptors: Sequence[PassDescriptor], *, stages: 
 
     def finish(status: str, failed_pass: str | None, failed_stage: str | None, reason: str) -> Run:
         _unit_done(state, finished=True)
-        return Run(graph=state.graph, snapshots=snapshots, ledger=ledger, status=status, failed_pass=failed_pass,
-                   failed_stage=failed_stage, failure_reason=reason, load_errors=list(load_errors),
-                   passes=descriptors, pass_results=results, partial_graph=state.partial_graph,
-                   timings=state.timings)
+        run = Run(graph=state.graph, snapshots=snapshots, ledger=ledger, status=status, failed_pass=failed_pass,
+                  failed_stage=failed_stage, failure_reason=reason, load_errors=list(load_errors),
+                  passes=descriptors, pass_results=results, partial_graph=state.partial_graph,
+                  timings=state.timings)
+        run.rewrite_count = state.rewrites_done
+        return run
 
     for err in load_errors:
         _append_run_lint(run_lints, graph, "pass_load_failed", str(err),
@@ -871,6 +913,8 @@ def _run_fusion_base_pass(state: _RunState, rec: _Recorder, instance: Any, graph
     from gebench.ge.graph import Graph
 
     rec.hook_source = _hook_source(type(instance), "run")
+    if state.rewrite_cap is not None:
+        _check_rewrite_cap(state, rec)
     backup = ir.GraphJournal(graph)  # the graph before run(), kept at the cost of what run() changes
     view = Graph._wrap(graph, owns=False)
     session = _Session(rec)
@@ -901,6 +945,7 @@ def _run_fusion_base_pass(state: _RunState, rec: _Recorder, instance: Any, graph
             restored.parent_graph = graph.parent_graph
         _replace_graph(state, graph, restored)
         raise PassFailure(reason)
+    state.rewrites_done += session.rewrites  # a failed run() is undone above: its rewrites do not count
     backup.close()
     return status, ""
 
@@ -1079,6 +1124,8 @@ def _handle_match(state: _RunState, rec: _Recorder, instance: Any, match: Any, g
                 "match and comes back); GE skips the match", nodes=nodes, captures=captures,
                 meet_result=_jsonable(verdict))
         return None
+    if state.rewrite_cap is not None:
+        _check_rewrite_cap(state, rec)
     boundary = match.boundary
     session.expression_inputs = None
     session.owned_replacement = None
@@ -1100,6 +1147,7 @@ def _handle_match(state: _RunState, rec: _Recorder, instance: Any, match: Any, g
         raise PassFailure(reason) from None
     finally:
         replacement._invalidate()
+    state.rewrites_done += 1
     record = rec.add("REPLACED", f"replaced by {replacement_ir.name!r}", nodes=nodes, captures=captures,
                      meet_result=_jsonable(verdict), removed=result.removed, added=result.added,
                      detail={"replacement": replacement_ir.name})
@@ -1203,6 +1251,17 @@ def _check_region(region: Any, graph: ir.Graph, result: Any, record: Any) -> Non
         record.detail["verify_failed"] = True
 
 
+#: The start of the failure reason of a run stopped by ``execute(..., rewrite_cap=)``.
+REPLAY_STOP = "replay stopped after rewrite"
+
+
+def _check_rewrite_cap(state: _RunState, rec: _Recorder) -> None:
+    """Raise PassFailure (ending the run, graph untouched) when the run has done its ``rewrite_cap`` rewrites."""
+    cap = state.rewrite_cap
+    if cap is not None and state.rewrites_done >= cap:
+        raise PassFailure(f"{REPLAY_STOP} {cap} (pass {rec.desc.pass_name}, pattern {rec.pattern_name!r})")
+
+
 def _jsonable(value: Any) -> Any:
     if value is None or isinstance(value, (bool, int, float, str)):
         return value
@@ -1241,6 +1300,8 @@ def _run_decompose_pass(state: _RunState, rec: _Recorder, instance: Any, graph: 
             rec.add("REJECTED_BY_MEET_REQUIREMENTS", f"meet_requirements returned {verdict!r}", nodes=[node],
                     meet_result=_jsonable(verdict))
             continue
+        if state.rewrite_cap is not None:
+            _check_rewrite_cap(state, rec)
         boundary = decompose_boundary(graph, node)
         session.expression_inputs = None
         session.owned_replacement = None
@@ -1262,6 +1323,7 @@ def _run_decompose_pass(state: _RunState, rec: _Recorder, instance: Any, graph: 
         finally:
             replacement._invalidate()
         changed = True
+        state.rewrites_done += 1
         record = rec.add("REPLACED", f"decomposed by {replacement_ir.name!r}", nodes=before,
                          meet_result=_jsonable(verdict), removed=result.removed, added=result.added,
                          detail={"replacement": replacement_ir.name})
