@@ -29,6 +29,19 @@ class Fp16MatMulRelu(PatternFusionPass):
         return MatMul(inputs[0], inputs[1])
 
 
+@register_fusion_pass(name="AddZero", stage=PassStage.BEFORE_INFER_SHAPE)
+class AddZero(PatternFusionPass):
+    def patterns(self):
+        b = GraphBuilder("add_zero")
+        return [b.build_and_reset([b.create_input(0) + 0])]  # the literal 0 is a DT_INT64 Const
+
+    def meet_requirements(self, match_result):
+        return False
+
+    def replacement(self, inputs):
+        return inputs[0]
+
+
 @register_fusion_pass(name="AnyRelu", stage=PassStage.BEFORE_INFER_SHAPE)
 class AnyRelu(PatternFusionPass):
     def patterns(self):
@@ -51,7 +64,9 @@ graph g
   #4 relu_q = Relu(x=mm_q:0) -> (y: DT_FLOAT16[2,4])
   #5 mm = MatMul(x1=x:0, x2=w16:0) -> (y: DT_FLOAT16[2,4])
   #6 relu = Relu(x=mm:0) -> (y: DT_FLOAT16[2,4])
-  #7 out = NetOutput(x0=relu_q:0, x1=relu:0)
+  #7 zero = Const() {value=tensor(DT_FLOAT16[1], [0.0])} -> (y: DT_FLOAT16[1])
+  #8 add = Add(x1=relu:0, x2=zero:0) -> (y: DT_FLOAT16[2,4])
+  #9 out = NetOutput(x0=relu_q:0, x1=add:0)
 """
 
 
@@ -88,8 +103,11 @@ def test_int4_weight_matched_by_fp16_pattern_is_linted_and_still_fused(tmp_path)
 
 def test_patterns_stating_no_dtype_are_not_linted(tmp_path):
     run = _run(tmp_path)
-    # AnyRelu's input is create_input(0) with the default DT_FLOAT: it states nothing, so fp16 targets are fine
-    assert all(r.pass_name != "AnyRelu" for r in _dtype_lints(run))
+    # AnyRelu's input is create_input(0) with the default DT_FLOAT: it states nothing, so fp16 targets are fine;
+    # AddZero's Const comes from the literal 0 (DT_INT64 by the builder's choice): it matches the fp16 zero unlinted
+    assert [r.status.value for r in run.ledger.by_pass("AddZero")] == ["REJECTED_BY_MEET_REQUIREMENTS"]
+    assert {r.status.value for r in run.ledger.by_pass("AnyRelu")} == {"REJECTED_BY_MEET_REQUIREMENTS"}
+    assert [r.pass_name for r in _dtype_lints(run)] == ["Fp16MatMulRelu"]
 
 
 def test_without_ledger_nothing_is_recorded_and_the_graph_is_the_same(tmp_path):
@@ -99,4 +117,4 @@ def test_without_ledger_nothing_is_recorded_and_the_graph_is_the_same(tmp_path):
     def ops(run):
         return sorted(n.op_type for n in run.ir_graph.nodes())
 
-    assert ops(without) == ops(with_ledger) == ["Data", "Data", "Data", "MatMul", "MatMul", "NetOutput"]
+    assert ops(without) == ops(with_ledger) == ["Add", "Const", "Data", "Data", "Data", "MatMul", "MatMul", "NetOutput"]

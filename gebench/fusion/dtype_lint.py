@@ -6,9 +6,11 @@ then applied to tensors it was never written for (the trap that fused w4a4 weigh
 gebench accepts such a match exactly as GE does and writes a ``pattern_dtype_mismatch`` LINT record naming the
 pass, the pattern, the target node, its output port and both dtypes.
 
-Only descs that *state* a dtype are compared: GE's default tensor desc is ``DT_FLOAT`` (``create_input``'s default
-and what the builder gives op outputs), so a pattern desc of ``DT_FLOAT`` or ``DT_UNDEFINED`` says nothing and is
-never compared; a pattern written for ``DT_FLOAT`` on purpose cannot be told apart from one that states nothing.
+Only pattern inputs (Data wildcards, ``create_input(..., data_type=...)``) that *state* a dtype are compared: GE's
+default tensor desc is ``DT_FLOAT`` (``create_input``'s default), so an input of ``DT_FLOAT`` or ``DT_UNDEFINED``
+says nothing and is never compared (a pattern written for ``DT_FLOAT`` on purpose cannot be told apart from one that
+states nothing). Const and op nodes of a pattern are not compared: the builder picks their descs itself (a literal
+in ``x + 0`` makes a ``DT_INT64`` Const, op outputs keep the default), so they state nothing the author chose.
 A target tensor whose dtype is ``DT_UNDEFINED`` (not known yet) is not a mismatch either.
 
 Cost: :func:`stated_dtypes` is O(pattern) once per pattern; :func:`check_match` is O(stated descs) per match and
@@ -30,21 +32,21 @@ _UNSTATED = frozenset({ir.DataType.DT_FLOAT, ir.DataType.DT_UNDEFINED})
 
 
 def stated_dtypes(pattern: Any) -> tuple[tuple[int, str, int, Any], ...]:
-    """``(pattern node id, pattern node name, output port, dtype)`` for every output desc of a Data wildcard, Const
-    or op node of ``pattern`` (a validated :class:`~gebench.fusion.PatternGraph`) that states a dtype."""
+    """``(pattern node id, pattern node name, 0, dtype)`` for every Data wildcard of ``pattern`` (a validated
+    :class:`~gebench.fusion.PatternGraph`) whose desc states a dtype."""
     out = []
-    for pid, pnode in pattern.nodes.items():
-        for port, desc in enumerate(pnode.node.outputs):
-            dtype = desc.dtype
-            if dtype not in _UNSTATED:
-                out.append((pid, pnode.name, port, dtype))
+    for pid in pattern.data_ids:
+        pnode = pattern.nodes[pid]
+        outputs = pnode.node.outputs
+        if outputs and outputs[0].dtype not in _UNSTATED:
+            out.append((pid, pnode.name, 0, outputs[0].dtype))
     return tuple(out)
 
 
 def check_match(recorder: Any, match: Any, stated: tuple[tuple[int, str, int, Any], ...]) -> int:
     """Lint every tensor of ``match`` whose dtype differs from the stated one; returns the number of lints written.
 
-    A Data wildcard's tensor is its bound producer's output; an op or Const node's are its outputs. One lint per
+    A Data wildcard's tensor is its bound producer's output. One lint per
     (pattern, target node, port) and recorder (a pass on one graph), so a pattern re-matching the same tensor after
     a rewrite does not repeat it. ``recorder`` is the runtime's ``_Recorder`` (``lint``, ``linted``,
     ``pattern_name``, ``pattern_source``, ``desc.pass_name``).
