@@ -107,7 +107,7 @@ def graph_after_rewrites(run: Run, k: int) -> ir.Graph:
         ReplayError: ``k`` outside ``0..len(rewrite_records(run))``, or the replay did not reach ``k`` rewrites
             (a ``k`` inside one ``FusionBasePass.run()`` call, or a pass that behaves differently the second time).
     """
-    total = run.rewrite_count
+    total = max(run.rewrite_count, len(rewrite_records(run)))  # a Run merged by the workbench counts by ledger
     if not 0 <= k <= total:
         raise ReplayError(f"rewrite {k} is out of range: the run did {total} rewrites")
     replayed = replay(run, k)

@@ -335,10 +335,13 @@ class Workbench(LevelsMixin, anywidget.AnyWidget):
         results = [r for r in old.pass_results if r.get("stage") in earlier] + list(new.pass_results)
         self.last_rerun = {"from_snapshot": label, "stages": stages}
         _log.debug("re-ran stages %s from the cached %s snapshot", stages, label)
-        return gebench.Run(graph=new.ir_graph, snapshots=snaps, ledger=ledger, status=new.status,
-                           failed_pass=new.failed_pass, failed_stage=new.failed_stage,
-                           failure_reason=new.failure_reason, load_errors=list(new.load_errors),
-                           passes=list(new.passes), pass_results=results, partial_graph=new.partial_graph)
+        merged = gebench.Run(graph=new.ir_graph, snapshots=snaps, ledger=ledger, status=new.status,
+                             failed_pass=new.failed_pass, failed_stage=new.failed_stage,
+                             failure_reason=new.failure_reason, load_errors=list(new.load_errors),
+                             passes=list(new.passes), pass_results=results, partial_graph=new.partial_graph)
+        # replays (gebench.debug) start from PreRunBegin, so they run every stage the full compile would
+        merged.replay_args = {**new.replay_args, "stages": kwargs.get("stages")}
+        return merged
 
     def _set_run(self, run: Any) -> None:
         self.run = run
@@ -688,6 +691,35 @@ class Workbench(LevelsMixin, anywidget.AnyWidget):
             self._apply_candidate(index)
         else:
             self.selected_candidate = index
+
+    def export_repro(self, directory: Any, candidate: int | None = None, **kwargs: Any) -> Any:
+        """Write the repro bundle of ledger row ``candidate`` (default: the selected one) into ``directory``:
+        ``Run.repro_bundle`` (:mod:`gebench.debug.repro`), whose ``ReproBundle`` it returns.
+
+        Raises:
+            ValueError: no run, or no candidate given or selected; and the errors of ``Run.repro_bundle``.
+        """
+        index = self.selected_candidate if candidate is None else candidate
+        if self.run is None or index is None or index < 0:
+            raise ValueError("export_repro needs a run and a candidate (select one or pass its index)")
+        return self.run.repro_bundle(index, directory, **kwargs)
+
+    def bisect_numerics(self, seed: int = 0, **kwargs: Any) -> Any:
+        """Find the first rewrite after which the graph is no longer numerically equivalent to the input
+        (``Run.bisect_numerics``: O(log rewrites) replays) and select its candidate. Returns its ledger record,
+        or None (nothing selected) when the final graph is equivalent.
+
+        Raises:
+            ValueError: no run; and the errors of ``gebench.debug.bisect_numerics``.
+        """
+        if self.run is None:
+            raise ValueError("bisect_numerics needs a compiled run")
+        from gebench.debug import bisect_numerics
+
+        found = bisect_numerics(self.run, seed, **kwargs)
+        if found.index is not None:
+            self.select_candidate(found.index)
+        return found.record
 
     def _on_selected_candidate(self, change: dict) -> None:
         index = change["new"]
