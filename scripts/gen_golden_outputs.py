@@ -324,7 +324,15 @@ def _snapshot_files(run: Any) -> Iterator[tuple[str, Any]]:
 
 
 def _report_text(report: dict[str, Any]) -> str:
+    report = {k: v for k, v in report.items() if k != "timing"}  # times differ from run to run
     return json.dumps(report, indent=1, default=str, sort_keys=False) + "\n"
+
+
+def _cli_report_text(text: str) -> str:
+    """The CLI's report (``json.dumps(indent=1)``) without its timing table."""
+    report = json.loads(text)
+    report.pop("timing", None)
+    return json.dumps(report, indent=1, default=str)
 
 
 def _compile_outputs(run: Any, put: Callable[[str, str], None], prefix: str = "") -> None:
@@ -379,7 +387,7 @@ def run_case(case: Case, work: Path, put: Callable[[str, str], None]) -> None:
         code, stdout = _run_cli(["compile", str(model), "--passes", os.pathsep.join(map(str, passes)),
                                  "--dump-dir", str(dump_dir), "--report", str(report)])
         put("cli.txt", f"exit code {code}\n{stdout}")
-        put("cli_report.json", report.read_text(encoding="utf-8"))
+        put("cli_report.json", _cli_report_text(report.read_text(encoding="utf-8")))
         for path in sorted(dump_dir.iterdir()):
             put(f"dumps/{path.name}", path.read_text(encoding="utf-8"))
         # what notebooks 01 and 03 do: load first, compile the graph object (a copy; the loaded graph stays)
