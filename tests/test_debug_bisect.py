@@ -125,3 +125,30 @@ def test_replay_needs_the_input_snapshot(pass_file):
     run = gebench.compile(ir.parse_text(_graph(1)), passes=[str(pass_file)], snapshots=False)
     with pytest.raises(ReplayError, match="snapshots=False"):
         run.graph_after_rewrite("A_AbsAbs", 1)
+
+
+def test_replay_steps_through_decompose_pattern_and_fusion_base_passes(tmp_path):
+    from test_fusion_result import GRAPH, pass_file
+
+    model = tmp_path / "chain.gir"
+    model.write_text(GRAPH)
+    run = gebench.compile(str(model), passes=[str(pass_file(tmp_path))])
+    assert run.status == "SUCCESS", run.failure_reason
+    steps = rewrite_records(run)
+    assert [s.record.pass_name for s in steps] == ["AbsNegDecompose"] * 2 + ["ReluToSigmoid"] * 2 + ["ZByHand"] * 3
+    assert run.rewrite_count == 7
+    counts = [sorted(_ops(graph_after_rewrites(run, k))) for k in range(5)]
+    assert [c.count("Abs") for c in counts] == [2, 1, 0, 0, 0]  # each decomposition replaces one Abs by a Sqrt
+    assert [c.count("Sqrt") for c in counts] == [0, 1, 2, 2, 2]
+    assert [c.count("Sigmoid") for c in counts] == [0, 0, 0, 1, 2]
+    assert sorted(_ops(graph_after_rewrites(run, 7))) == sorted(_ops(run.ir_graph))
+    # ZByHand's run() makes rewrites 5 to 7 in one call: a replay stops before the call or after all of it
+    for k in (5, 6):
+        with pytest.raises(ReplayError, match=r"FusionBasePass.run\(\) call"):
+            graph_after_rewrites(run, k)
+    with pytest.raises(ReplayError, match="the run did 7 rewrites"):
+        graph_after_rewrites(run, 8)
+    # the decompose pass has its op types as its one pattern in the timing table
+    decompose = next(t for t in run.timing() if t["pass_name"] == "AbsNegDecompose")
+    assert [p["pattern_name"] for p in decompose["patterns"]] == ["Abs,Neg"]
+    assert decompose["patterns"][0]["replaced"] == 2 and decompose["replaced"] == 2
