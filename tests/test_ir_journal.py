@@ -205,3 +205,34 @@ def test_a_write_to_a_removed_node_does_not_reach_the_journal():
     built = journal.materialize().node_by_name("n2")
     assert built.attrs["k"] == 2 and built.outputs[0].shape == () and "late" not in built.outputs[0].attrs
     assert removed.outputs[0].attrs["late"] == 7
+
+
+@settings(max_examples=80, deadline=None)
+@given(st.integers(1, 12), st.lists(st.tuples(st.booleans(), OPS, st.integers(0, 10_000), st.integers(0, 10_000),
+                                              st.integers(0, 3)), min_size=1, max_size=50))
+def test_copy_on_write_copies_stay_apart_under_random_changes_on_both_sides(size, steps):
+    """A copy-on-write copy (``Graph.copy(share=True)``, also of a copy, and a built snapshot) and its original
+    take random changes in turns; each ends equal to a deep copy that took the same changes alone."""
+    original = _random_graph(size)
+    shared = original.copy(share=True)
+    twins = {id(original): original.copy(), id(shared): original.copy()}
+    graphs = [original, shared]
+    for which, op, a, b, port in steps:
+        if op == "journal":  # one more copy-on-write copy of one side, followed from here on
+            source = graphs[a % len(graphs)]
+            if len(graphs) < 4:
+                fresh = source.copy(share=True)
+                twins[id(fresh)] = twins[id(source)].copy()
+                graphs.append(fresh)
+            continue
+        if op == "subgraph":
+            continue  # subgraph copies are deep (covered elsewhere)
+        target = graphs[(a + which) % len(graphs)]
+        for g in (target, twins[id(target)]):
+            try:
+                _mutate(g, op, a, b, port)
+            except GraphError:
+                pass
+    for g in graphs:
+        g.verify()
+        assert first_difference(g, twins[id(g)]) is None

@@ -172,6 +172,10 @@ class Graph:
     #: first. ``_owned`` lists the ids that got them since; so the bookkeeping costs O(nodes changed), not O(graph)
     _share_below: int = 0
     _owned: set[int] | frozenset[int] = frozenset()
+    #: the same for a node's rows of the edge tables (its producers row, its uses rows, its control rows), which
+    #: a copy-on-write copy shares too: the graph's edge methods give a node private rows before they change them
+    _rows_below: int = 0
+    _rows_owned: set[int] | frozenset[int] = frozenset()
     #: what the last whole-graph shape inference left (``gebench.ops``' ``InferenceState``: the ids of nodes
     #: changed since, the values it folded), or None when the graph was never inferred or changed beyond tracking
     _inference: Any = None
@@ -223,6 +227,20 @@ class Graph:
                     rows = rows_of(self, nid)
                 journal.rows[nid] = rows
         self._kept_rows.add(nid)
+
+    def _own_rows(self, nid: int) -> None:
+        """Give node ``nid`` private copies of its edge-table rows if a copy-on-write copy still shares them (call
+        it before changing them; see :meth:`copy`). O(degree) the first time, O(1) after."""
+        if nid < self._rows_below and nid not in self._rows_owned:
+            self._rows_owned.add(nid)  # type: ignore[union-attr]  # a set whenever _rows_below is set
+            self._producers[nid] = self._producers[nid].copy()
+            self._uses[nid] = list(map(dict.copy, self._uses[nid]))
+            succ = self._ctrl_succ.get(nid)
+            if succ is not None:
+                self._ctrl_succ[nid] = dict(succ)
+            pred = self._ctrl_pred.get(nid)
+            if pred is not None:
+                self._ctrl_pred[nid] = dict(pred)
 
     def _keep_removed(self, node: Node) -> None:
         """Before ``node`` is removed: journals that have no copy of it keep a view of it that shares its attrs
@@ -446,6 +464,9 @@ class Graph:
             self._keep_removed(node)
             for nb in {*self._predecessor_ids(nid), *self._successor_ids(nid)}:
                 self._keep_rows(nb)
+        if self._rows_below:
+            for nb in {*self._predecessor_ids(nid), *self._successor_ids(nid)}:
+                self._own_rows(nb)
         inference = self._inference
         if inference is not None:
             for uses in self._uses[nid]:
@@ -522,6 +543,8 @@ class Graph:
         node.input_names = [*node.input_names, name]  # a new list: name lists may be shared (see Node)
         if self._journals:
             self._keep_rows(node.id)
+        if self._rows_below:
+            self._own_rows(node.id)
         self._producers[node.id].append(None)
         return len(node.inputs) - 1
 
@@ -533,6 +556,8 @@ class Graph:
         node.output_names = [*node.output_names, name]
         if self._journals:
             self._keep_rows(node.id)
+        if self._rows_below:
+            self._own_rows(node.id)
         self._uses[node.id].append({})
         return len(node.outputs) - 1
 
@@ -548,6 +573,8 @@ class Graph:
         node.input_names = node.input_names[:-1]
         if self._journals:
             self._keep_rows(node.id)
+        if self._rows_below:
+            self._own_rows(node.id)
         self._producers[node.id].pop()
 
     # ------------------------------------------------------------------ lookups
@@ -767,6 +794,9 @@ class Graph:
                 self._keep_rows(sid)
             if did not in kept:
                 self._keep_rows(did)
+        if self._rows_below:
+            self._own_rows(sid)
+            self._own_rows(did)
         if self._pos[sid] >= self._pos[did]:
             self._order_for_edge(src, dst)
         self._producers[did][dst_port] = (sid, src_port)
@@ -792,6 +822,9 @@ class Graph:
                 self._keep_rows(sid)
             if did not in kept:
                 self._keep_rows(did)
+        if self._rows_below:
+            self._own_rows(sid)
+            self._own_rows(did)
         if self._pos[sid] >= self._pos[did]:
             self._order_for_edge(src, dst)
         self._producers[did][dst_port] = (sid, src_port)
@@ -826,6 +859,9 @@ class Graph:
         if self._journals:
             self._keep_rows(sid)
             self._keep_rows(did)
+        if self._rows_below:
+            self._own_rows(sid)
+            self._own_rows(did)
         self._order_for_edge(src, dst)
         self._ctrl_succ.setdefault(sid, {})[did] = None
         self._ctrl_pred.setdefault(did, {})[sid] = None
@@ -843,6 +879,10 @@ class Graph:
         if self._journals:
             self._keep_rows(sid)
             self._keep_rows(did)
+        if self._rows_below:
+            self._own_rows(sid)
+            self._own_rows(did)
+            succ = self._ctrl_succ[sid]
         del succ[did]
         if not succ:
             del self._ctrl_succ[sid]
@@ -917,6 +957,9 @@ class Graph:
                 self._keep_rows(src_id)
             if dst_id not in kept:
                 self._keep_rows(dst_id)
+        if self._rows_below:
+            self._own_rows(src_id)
+            self._own_rows(dst_id)
         inference = self._inference
         if inference is not None:
             inference.dirty.add(dst_id)
@@ -1102,10 +1145,11 @@ class Graph:
     def copy(self, name: str | None = None, *, share: bool = False) -> Graph:
         """A copy with the same node ids, names, positions and subgraphs. O(n + e).
 
-        The copy has node objects and edge tables of its own. By default every node's ``attrs`` and anchor descs
-        are copied too. ``share=True`` makes a copy-on-write copy: each node's ``attrs`` dict and anchor desc
-        lists stay shared with the original until either graph's :meth:`touch` announces an in-place change of
-        that node, which first gives the node private copies. The two graphs then stay independent for every
+        The copy has node objects and tables of its own. By default every node's ``attrs``, anchor descs and
+        edge-table rows are copied too. ``share=True`` makes a copy-on-write copy: each node's ``attrs`` dict
+        and anchor desc lists stay shared with the original until either graph's :meth:`touch` announces an
+        in-place change of that node, which first gives the node private copies; its edge-table rows stay shared
+        until either graph's edge methods change them. The two graphs then stay independent for every
         change made through the graph's methods, the ``ge`` facade or after ``touch`` (the documented way to edit
         a node in place, see :class:`Node`), at the cost of about one node object per node instead of a full
         copy; a change that skips ``touch`` would show in both. ``compile()`` copies the caller's graph this way.
@@ -1125,12 +1169,18 @@ class Graph:
             clone._nodes[nid] = c
             clone._by_name[c._name] = nid
             clone._by_type.setdefault(c._op_type, {})[nid] = None
-            clone._producers[nid] = self._producers[nid].copy()
-            clone._uses[nid] = list(map(dict.copy, self._uses[nid]))
-        if share:
+            if not share:
+                clone._producers[nid] = self._producers[nid].copy()
+                clone._uses[nid] = list(map(dict.copy, self._uses[nid]))
+        if share:  # the rows too: both graphs copy a node's rows before they change them
+            clone._producers = dict(self._producers)
+            clone._uses = dict(self._uses)
             clone._share_below = self._share_below = self._next_id
             clone._owned = set()
             self._owned = set()
+            clone._rows_below = self._rows_below = self._next_id
+            clone._rows_owned = set()
+            self._rows_owned = set()
         clone._pos = dict(self._pos)
         clone._taken = set(self._taken)
         clone._next_pos = self._next_pos
