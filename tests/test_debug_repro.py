@@ -44,7 +44,9 @@ graph g
   #6 m3 = Mul(x1=keep_r2:0, x2=c:0) -> (y: DT_FLOAT[2,2])
   #7 keep_r3 = Relu(x=m3:0) -> (y: DT_FLOAT[2,2])
   #8 tail = Exp(x=keep_r3:0) -> (y: DT_FLOAT[2,2])
-  #9 out = NetOutput(x0=tail:0, x1=m2:0)
+  #9 s = Exp(x=x:0) -> (y: DT_FLOAT[2,2])
+  #10 lone = Relu(x=s:0) -> (y: DT_FLOAT[2,2])
+  #11 out = NetOutput(x0=tail:0, x1=m2:0, x2=lone:0)
 """
 
 
@@ -70,17 +72,20 @@ def _run_repro_sh(directory):
     return json.loads((directory / "report.json").read_text())
 
 
-@pytest.mark.parametrize("status", ["REPLACED", "BOUNDARY_VIOLATION"])
+@pytest.mark.parametrize("status", ["REPLACED", "BOUNDARY_VIOLATION", "STRUCTURAL_MISMATCH"])
 def test_repro_sh_reproduces_the_verdict(run, tmp_path, status):
     index = _candidate(run, status)
     record = run.ledger.records[index]
-    assert list(record.target_node_names) == {"REPLACED": ["m1", "r1"], "BOUNDARY_VIOLATION": ["m2", "keep_r2"]}[status]
+    assert list(record.target_node_names) == {"REPLACED": ["m1", "r1"], "BOUNDARY_VIOLATION": ["m2", "keep_r2"],
+                                              "STRUCTURAL_MISMATCH": ["lone"]}[status]
     bundle = run.repro_bundle(index, tmp_path / "bundle")
     assert bundle.expected == status
     report = _run_repro_sh(bundle.directory)
     again = [r for r in report["ledger"]["records"] if r["pass_name"] == "MulReluToMulAbs" and r["status"] != "LINT"]
     assert [(r["status"], r["target_node_names"]) for r in again] == [(status, list(record.target_node_names))]
     assert report["status"] == "SUCCESS"
+    if status == "STRUCTURAL_MISMATCH":  # the node it failed at (Exp, not Mul) is in the subgraph: same reason
+        assert again[0]["reason"] == record.reason and "'s'" in record.reason
 
 
 def test_rejected_candidate_bundle_holds_the_subgraph_and_commands(run, tmp_path):

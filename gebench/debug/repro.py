@@ -16,10 +16,11 @@
 * ``candidate.json``: the original record; ``README.md``: what the bundle is and how to use it.
 
 The graph around the candidate is the graph the pass saw: the run is replayed up to the candidate
-(:mod:`gebench.debug.replay`, one compile of the input). Verdicts that depend on more than the matched nodes and
-their producers (a structural mismatch deeper in the pattern than the anchor's producers, a ``meet_requirements``
-that reads nodes further away, a cycle through nodes outside the match) may not reproduce on the subgraph; the
-README says which verdict to expect.
+(:mod:`gebench.debug.replay`, one compile of the input). For a structural mismatch, whose record names only the
+anchor, the nodes the matcher had bound and the node it failed at are taken too, so the subgraph fails the
+pattern at the same place. Verdicts that depend on more than these nodes and their producers (a
+``meet_requirements`` that reads nodes further away, a cycle through nodes outside the match) may not reproduce
+on the subgraph; the README says which verdict to expect.
 """
 
 from __future__ import annotations
@@ -110,10 +111,29 @@ def subgraph_around(run: Run, candidate: Any) -> tuple[ir.Graph, Any]:
             raise ReproError(f"{where}: node {name!r} (#{nid}) is not in graph {graph.name!r} after {before} "
                              "rewrites (was it removed by the rewrite that ended its pass?)")
         ids.append(nid)
+    if record.status is CandidateStatus.STRUCTURAL_MISMATCH:
+        ids.extend(_mismatch_nodes(graph, record.detail, ids))
     region = capture_rewrite(graph, ids)
     sub = region.graph
     sub.name = f"repro_{record.pass_name}"
     return sub, record
+
+
+def _mismatch_nodes(graph: ir.Graph, detail: dict[str, Any], known: list[int]) -> list[int]:
+    """Ids of the nodes a structural mismatch had bound (``detail["bindings"]``, by name) and of the node it failed
+    at (``target_node_id``), not in ``known``: with them the subgraph fails the pattern at the same place. Names
+    the graph does not have (nodes made by a replacement are named anew in a replay) are skipped."""
+    out: list[int] = []
+    seen = set(known)
+    for name in (detail.get("bindings") or {}).values():
+        node = graph.find(str(name))
+        if node is not None and node.id not in seen:
+            seen.add(node.id)
+            out.append(node.id)
+    target = detail.get("target_node_id")
+    if isinstance(target, int) and graph.has_node_id(target) and target not in seen:
+        out.append(target)
+    return out
 
 
 def _pass_file(run: Run, pass_name: str) -> Path:
