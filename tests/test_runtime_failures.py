@@ -581,3 +581,39 @@ def test_endless_match_loop_is_stopped(tmp_path, GB, es, monkeypatch):
     assert "re-creates the pattern" in run.failure_reason
     run.ir_graph.verify()
     assert [n.op_type for n in run.ir_graph.nodes()] == ["Data", "Relu", "NetOutput"]
+
+
+def test_a_replacement_that_re_creates_its_pattern_fails_the_pass_before_its_marks_exhaust_memory(tmp_path):
+    """Each rewrite concatenates the marks of the nodes it replaces, so a two-node pattern re-created by its own
+    replacement doubles them every time: the pass fails with GE's endless-loop reason after about ten rewrites
+    instead of running out of memory, and the graph is the one before the failing rewrite."""
+    path = pass_file(tmp_path, """
+        @register_fusion_pass(name="Recreate", stage=STAGE)
+        class Recreate(PatternFusionPass):
+            @pattern
+            def exp_neg(self, inputs):
+                return Exp(Neg(inputs[0]))
+
+            def meet_requirements(self, match_result):
+                return True
+
+            def replacement(self, inputs):
+                return Exp(Neg(inputs[0]))
+    """)
+    g = ir.Graph("g")
+    x = g.add_node("Data", name="x", outputs=1, attrs={"index": 0})
+    neg = g.add_node("Neg", name="neg", inputs=1, outputs=1)
+    exp = g.add_node("Exp", name="exp", inputs=1, outputs=1)
+    out = g.add_node("NetOutput", name="out", inputs=1)
+    g.add_edge(x, 0, neg, 0)
+    g.add_edge(neg, 0, exp, 0)
+    g.add_edge(exp, 0, out, 0)
+    run = gebench.compile(g, passes=[path])
+    assert run.status == "FAILED" and run.failed_pass == "Recreate"
+    assert "MARKS_RUNAWAY" in run.failure_reason and "would never end" in run.failure_reason
+    replaced = [r for r in run.ledger if r.status.name == "REPLACED"]
+    assert 5 <= len(replaced) <= 12  # stopped by the marks, long before the bound on rewrites (1000 + 4n)
+    lints = [r for r in run.ledger if r.status.name == "LINT" and r.detail.get("rule") == "match_loop_does_not_terminate"]
+    assert lints and lints[0].pass_name == "Recreate"
+    final_exp = run.ir_graph.nodes_of_type("Exp")[0]
+    assert len(final_exp.attrs["_datadump_original_op_names"]) <= 1016

@@ -69,6 +69,7 @@ class RewriteReason(str, enum.Enum):
     UNSUPPORTED_SUBGRAPH = "UNSUPPORTED_SUBGRAPH"
     WOULD_CREATE_CYCLE = "WOULD_CREATE_CYCLE"
     INTERNAL = "INTERNAL"
+    MARKS_RUNAWAY = "MARKS_RUNAWAY"
 
 
 class RewriteError(Exception):
@@ -99,7 +100,8 @@ class RewriteResult:
 
 def rewrite(graph: Graph, boundary: Boundary, replacement: Graph, *, pass_name: str,
             check_self_contained: bool = True, adopt: bool = False,
-            region: dict[int, Node] | None = None, mark_pass_name: bool = False) -> RewriteResult:
+            region: dict[int, Node] | None = None, mark_pass_name: bool = False,
+            mark_limit: int | None = None) -> RewriteResult:
     """Replace the region delimited by ``boundary`` in ``graph`` with a copy of ``replacement`` (GE §3.7).
 
     Replacement Data ``index=i`` is fed by boundary input ``i``'s producer; replacement output ``k`` takes
@@ -120,6 +122,11 @@ def rewrite(graph: Graph, boundary: Boundary, replacement: Graph, *, pass_name: 
     without anchors still fails). The fuse-cycle check implies this rewrite's: any wiring of the replacement
     between the same producers and consumers has at most the paths of that one fused node.
 
+    ``mark_limit``: refuse (``MARKS_RUNAWAY``) a rewrite whose inherited marks (original op names or
+    ``pass_name`` lists) would exceed this many entries: they are concatenated at every rewrite, so a
+    replacement that re-creates its own pattern doubles them each time (memory would run out long before the
+    runtime's bound on the number of rewrites).
+
     ``adopt``: the caller discards ``replacement`` after the call (a replacement only the runtime has seen), so
     its nodes are moved into ``graph`` instead of copied; ``replacement`` is left empty once the rewrite is
     applied (untouched when a check fails). The result is the same graph as with copying.
@@ -129,7 +136,7 @@ def rewrite(graph: Graph, boundary: Boundary, replacement: Graph, *, pass_name: 
     Raises:
         RewriteError: a boundary, self-containment, replacement or cycle rule fails; the graph is unchanged.
     """
-    plan = _plan(graph, boundary, replacement, check_self_contained, region)
+    plan = _plan(graph, boundary, replacement, check_self_contained, region, mark_limit)
     return _apply(graph, replacement, plan, pass_name, adopt, mark_pass_name)
 
 
@@ -157,7 +164,7 @@ class _Plan:
 
 
 def _plan(graph: Graph, boundary: Boundary, replacement: Graph, check_self_contained: bool,
-          known_region: dict[int, Node] | None) -> _Plan:
+          known_region: dict[int, Node] | None, mark_limit: int | None = None) -> _Plan:
     if not boundary.outputs:
         raise RewriteError(RewriteReason.EMPTY_BOUNDARY, "the boundary has no outputs; add a SubgraphOutput for "
                            "every tensor the replaced region produces")
@@ -319,6 +326,13 @@ def _plan(graph: Graph, boundary: Boundary, replacement: Graph, check_self_conta
         marks = n.attrs.get(PASS_NAME_ATTR)
         if marks and isinstance(marks, list):
             inherited_passes.extend(marks)
+    if mark_limit is not None and max(len(origin_names), len(inherited_passes)) > mark_limit:
+        raise RewriteError(RewriteReason.MARKS_RUNAWAY,
+                           f"the {len(in_order)} replaced nodes carry {len(origin_names)} original op names and "
+                           f"{len(inherited_passes)} pass_name marks, more than {mark_limit}: every rewrite "
+                           "concatenates the marks of the nodes it replaces, so a replacement that re-creates its "
+                           "own pattern doubles them each time and GE's match loop would never end",
+                           node=in_order[-1] if in_order else None)
     joined = "_".join([n._name for n in in_order])
     names: list[str] = []
     for rn in body:  # the counter makes them distinct; _apply skips any a graph node already has

@@ -27,7 +27,7 @@ from gebench import ir
 from gebench.fusion import _guard
 from gebench.fusion._boundary import decompose_boundary
 from gebench.fusion._cycle import would_create_cycle
-from gebench.fusion._rewriter import RewriteError, rewrite
+from gebench.fusion._rewriter import RewriteError, RewriteReason, rewrite
 from gebench.fusion.dtype_lint import check_match as check_dtypes
 from gebench.fusion.dtype_lint import stated_dtypes
 from gebench.fusion.snapshots import SnapshotMap
@@ -130,6 +130,7 @@ class _Recorder:
         self._ledger_rec: Any = None
         self._ledger_rec_key: tuple[str, str, str] | None = None
         self.dtype_checks: tuple[Any, ...] = ()  # the pattern's stated dtypes (gebench.fusion.dtype_lint)
+        self.loop_limit: int | None = None  # the pattern loop's bound (rewrites, and marks per rewrite)
 
     def add(self, status_name: str, reason: str, *, nodes: Iterable[Any] = (), captures: list[Any] | None = None,
             meet_result: Any = None, exception: str = "", removed: Sequence[int] = (), added: Sequence[int] = (),
@@ -1053,6 +1054,7 @@ def _run_pattern_pass(state: _RunState, rec: _Recorder, instance: Any, config: A
         rec.seen_anchors = set()
         rewrites = matches = 0
         limit = LOOP_LIMIT_BASE + 4 * len(graph)
+        rec.loop_limit = limit
         tick = _candidates_progress(state, rec, len(initial))
         while True:
             match = matcher.next()
@@ -1139,9 +1141,12 @@ def _handle_match(state: _RunState, rec: _Recorder, instance: Any, match: Any, g
         # pattern hooks see nodes, never the graph, so the match's region, its self-containment and the fuse-cycle
         # check above still hold
         result = rewrite(graph, boundary, replacement_ir, pass_name=rec.desc.pass_name,
-                         adopt=session.owned_replacement is replacement, region=match.region, mark_pass_name=True)
+                         adopt=session.owned_replacement is replacement, region=match.region, mark_pass_name=True,
+                         mark_limit=rec.loop_limit)
     except RewriteError as exc:
         reason = f"pass {rec.desc.pass_name}: rewrite of pattern {match.pattern.name!r} failed: {exc}"
+        if exc.reason_code == RewriteReason.MARKS_RUNAWAY:
+            rec.lint("match_loop_does_not_terminate", reason, source=rec.pattern_source)
         rec.add("REPLACEMENT_FAILED", reason, nodes=nodes, captures=captures, meet_result=_jsonable(verdict),
                 detail={"reason_code": getattr(exc, "reason_code", ""), "replacement": replacement_ir.name})
         raise PassFailure(reason) from None
