@@ -184,7 +184,7 @@ def _failing_cases():
 
 @pytest.mark.parametrize("reason", [r for r in RewriteReason if r not in (
     RewriteReason.INTERNAL, RewriteReason.REPLACEMENT_CYCLIC, RewriteReason.WOULD_CREATE_CYCLE,
-    RewriteReason.NOT_SELF_CONTAINED)])
+    RewriteReason.NOT_SELF_CONTAINED, RewriteReason.MARKS_RUNAWAY)])
 def test_every_rule_failure_leaves_the_graph_unchanged(reason):
     cases, make = _failing_cases()
     g = make()
@@ -196,6 +196,24 @@ def test_every_rule_failure_leaves_the_graph_unchanged(reason):
     assert err.value.message and reason.value in str(err.value)
     assert snapshot(g) == before
     g.verify()
+
+
+def test_marks_beyond_the_limit_refuse_the_rewrite_and_leave_the_graph_unchanged():
+    g = matmul_add_target()
+    for name in ("mm", "add"):
+        node = g.node_by_name(name)
+        g.touch(node)
+        node.attrs[ORIGIN_NAMES_ATTR] = [f"{name}_{i}" for i in range(3)]
+    boundary = Boundary([BoundaryInput([(g.node_by_name("mm"), 0)]), BoundaryInput([(g.node_by_name("mm"), 1)]),
+                         BoundaryInput([(g.node_by_name("add"), 1)])], [(g.node_by_name("add"), 0)])
+    before = snapshot(g)
+    with pytest.raises(RewriteError) as err:
+        rewrite(g, boundary, gemm_replacement(), pass_name="p", mark_limit=5)
+    assert err.value.reason_code is RewriteReason.MARKS_RUNAWAY and "6 original op names" in err.value.message
+    assert snapshot(g) == before
+    rewrite(g, boundary, gemm_replacement(), pass_name="p", mark_limit=6)  # at the limit: accepted
+    assert g.nodes_of_type("GEMM")[0].attrs[ORIGIN_NAMES_ATTR] == [*(f"mm_{i}" for i in range(3)),
+                                                                   *(f"add_{i}" for i in range(3))]
 
 
 def test_not_self_contained_leaves_the_graph_unchanged():
