@@ -120,9 +120,9 @@ class LabServer:
             f"--LabApp.app_settings_dir={app}",
             f"--LabApp.user_settings_dir={self.settings_dir / 'user-settings'}",
             f"--LabApp.workspaces_dir={self.settings_dir / 'workspaces'}",
-            # a kernel that does not answer its shutdown request within a second is ended by JupyterLab, so
-            # stopping `gebench lab` takes about a second, not jupyter_client's default of five
-            "--KernelManager.shutdown_wait_time=1.0",
+            # a kernel still running 0.2 s after its shutdown request gets SIGTERM from JupyterLab (SIGKILL after
+            # 0.4 s), so stopping `gebench lab` takes about a second, not up to jupyter_client's default of five
+            "--KernelManager.shutdown_wait_time=0.4",
             "--LabApp.news_url=", "--ServerApp.open_browser=" + ("True" if self.open_browser else "False"),
         ]
         if self.default_url:
