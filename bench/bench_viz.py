@@ -108,7 +108,7 @@ def child(spec: dict[str, Any]) -> dict[str, Any]:
 
     out: dict[str, Any] = {"size": spec["size"]}
     path = spec["path"]
-    graph, out["load_s"], _ = _timed(lambda: gebench.load(path))
+    graph, out["load_s"], _ = _timed(lambda: gebench.load(path).ir)
     out["ir_nodes"] = len(graph)
     run, out["compile_s"], _ = _timed(lambda: gebench.compile(graph, passes=[str(p) for p in PASSES]))
     # the compile leaves CPython a full collection to make (its objects since the last one): paid here, apart,

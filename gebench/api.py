@@ -2,7 +2,8 @@
 
 ``load(path_or_graph)`` accepts a ``ge.graph.Graph`` (e.g. from ``GraphBuilder``), an ``ir.Graph``, the IR
 text form (a file or a string), and whatever other parts register with :func:`register_loader` (ONNX,
-GE dumps). ``compile(graph, passes=...)`` runs the passes through GE's stages and returns a
+GE dumps), and returns a ``ge.graph.Graph`` (GE's graph API; its ``.ir`` is gebench's IR graph).
+``compile(graph, passes=...)`` runs the passes through GE's stages and returns a
 :class:`~gebench.fusion.runtime.Run`.
 """
 
@@ -12,13 +13,16 @@ import logging
 import os
 from collections.abc import Callable, Iterable
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from . import ir
 from ._atomic import write_text_atomically
 from .fusion.runtime import DUMP_SUFFIXES, PRE_RUN_SUFFIX, Run, execute
 from .fusion.snapshots import checking_journals
 from .progress import ProgressCallback, accepts_progress, step
+
+if TYPE_CHECKING:
+    from .ge.graph import Graph as GeGraph
 
 __all__ = [
     "Run",
@@ -82,21 +86,40 @@ def _as_ir(value: Any, what: str) -> ir.Graph:
     raise TypeError(f"{what}: expected ir.Graph or ge.graph.Graph, got {type(value).__name__}")
 
 
-def load(path_or_graph: Any, *, progress: ProgressCallback | None = None) -> ir.Graph:
-    """Return the IR graph for a graph object, a file, or IR text.
+def load(path_or_graph: Any, *, progress: ProgressCallback | None = None) -> GeGraph:
+    """Return the graph of a graph object, a file, or IR text as a ``ge.graph.Graph``.
+
+    The result answers GE's ``Graph`` API (``get_direct_nodes``, ``find_node_by_name``, ``get_all_nodes``, ...);
+    its ``.ir`` is the :class:`gebench.ir.Graph` behind it. A graph read from a file or text is the caller's
+    alone; :func:`compile` still works on a copy of it (pass ``copy=False`` to let the run change it).
 
     Args:
-        path_or_graph: ``ir.Graph`` (returned as is), ``ge.graph.Graph`` (its live IR graph), a path to a file
-            (by suffix through the loader registry; the IR text form otherwise), or a string holding IR text.
+        path_or_graph: ``ge.graph.Graph`` (returned as is), ``ir.Graph`` (a view of that very graph: ``.ir`` is
+            it), a path to a file (by suffix through the loader registry; the IR text form otherwise), or a
+            string holding IR text.
         progress: reading a file is reported as step ``"load <file name>"`` (:mod:`gebench.progress`), with
             the loader's own counts when it takes a ``progress`` argument.
 
     Raises:
         FileNotFoundError: a path that does not exist.
         ir.TextFormError: text that does not parse (message gives line and column, and the file for a file).
-        ValueError: a file a registered loader cannot read (``GeDumpError``, ``OnnxImportError``, ... naming it).
+        ValueError: a file a registered loader cannot read (``GeDumpError``, ``OnnxImportError``, ... naming it),
+            or a ``ge.graph.Graph`` that was consumed (by ``create_pattern``).
         TypeError: an unsupported object.
     """
+    from .ge.graph import Graph
+
+    if isinstance(path_or_graph, Graph):
+        _as_ir(path_or_graph, "load()")  # a consumed graph is refused here, not at its first use
+        return path_or_graph
+    if isinstance(path_or_graph, ir.Graph) or hasattr(path_or_graph, "_ir"):
+        return Graph._wrap(_as_ir(path_or_graph, "load()"), owns=False)
+    return Graph._wrap(_load_ir(path_or_graph, progress=progress), owns=True)
+
+
+def _load_ir(path_or_graph: Any, *, progress: ProgressCallback | None = None) -> ir.Graph:
+    """:func:`load`, returning the IR graph itself (``ir.Graph`` as is, a ``ge.graph.Graph``'s live IR graph);
+    for gebench's own callers. Raises as :func:`load`."""
     if isinstance(path_or_graph, ir.Graph) or hasattr(path_or_graph, "_ir"):
         return _as_ir(path_or_graph, "load()")
     if isinstance(path_or_graph, (str, os.PathLike)):
@@ -238,7 +261,7 @@ def compile(graph: Any, passes: Any = None, custom_ops: str | os.PathLike[str] |
         items = [custom_ops] if isinstance(custom_ops, (str, os.PathLike)) else list(custom_ops)
         for item in items:
             ops.load_custom_ops(item)
-    ir_graph = load(graph, progress=progress)
+    ir_graph = _load_ir(graph, progress=progress)
     # a graph loaded here from a file or text belongs to nobody else: the run works on it without a copy
     fresh = not (isinstance(graph, ir.Graph) or hasattr(graph, "_ir"))
     caller_graph = expected = None

@@ -287,7 +287,7 @@ def _compare_sites(result: FusionComparison, run: Any, dump: str | os.PathLike[s
     path = Path(dump)
     result.dump_path = os.fspath(dump)
     try:
-        real_graph = api.load(path)
+        real_graph = api._load_ir(path)
     except FileNotFoundError:
         raise CompareInputError(f"--dump {path}: no such file; give a GE dump written on the machine") from None
     except (OSError, ValueError, TypeError) as exc:

@@ -376,7 +376,7 @@ def run_case(case: Case, work: Path, put: Callable[[str, str], None]) -> None:
     if not case.full:
         return
     if not isinstance(model, Path):  # the caller's graph object: compile works on a copy
-        put("input_after_compile.gir", ir.to_text(gebench.load(model)))
+        put("input_after_compile.gir", ir.to_text(gebench.load(model).ir))
     readable = work / "readable"
     write_dumps(run.ir_snapshots, readable, formats=("readable",))
     for path in sorted(readable.iterdir()):
@@ -393,7 +393,7 @@ def run_case(case: Case, work: Path, put: Callable[[str, str], None]) -> None:
         # what notebooks 01 and 03 do: load first, compile the graph object (a copy; the loaded graph stays)
         loaded = gebench.load(model)
         _compile_outputs(gebench.compile(loaded, passes=passes), put, prefix="from_loaded_graph/")
-        put("from_loaded_graph/input_after_compile.gir", ir.to_text(loaded))
+        put("from_loaded_graph/input_after_compile.gir", ir.to_text(loaded.ir))
 
     # the workbench's re-run of later stages: compile a snapshot with the stages after it
     source = run.ir_snapshots.get(DUMP_SUFFIXES[STAGE_ORDER[0]])

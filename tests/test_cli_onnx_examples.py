@@ -72,7 +72,7 @@ def test_example_pass_rewrites_its_onnx_target(case, tmp_path, capsys):
     pass_file, model, ge_types, pass_name, final_types = CASES[case]
     path = tmp_path / f"{case}.onnx"
     onnx.save(model, path)
-    imported = gebench.load(path)
+    imported = gebench.load(path).ir
     ops = {n.op_type for n in imported.nodes()} - {"Data", "Const", "NetOutput"}
     assert ops == ge_types
 
@@ -87,7 +87,7 @@ def test_example_pass_rewrites_its_onnx_target(case, tmp_path, capsys):
     assert len(names) == 5 and all(STAGE_FILES.fullmatch(n) for n in names), names
 
     # the last dump reads back as the rewritten graph
-    final = gebench.load(dumps / names[-1])
+    final = gebench.load(dumps / names[-1]).ir
     final.verify()
     assert {n.op_type for n in final.nodes()} - {"Data", "Const", "NetOutput"} == final_types
 

@@ -98,12 +98,12 @@ def test_rejected_candidate_bundle_holds_the_subgraph_and_commands(run, tmp_path
                                  "atc.sh", "README.md", "fusion_switch.json", "candidate.json"}
     # the smallest subgraph: the two matched nodes, the Const producer copied, the other producer as a Data input
     for name in ("subgraph_ge_proto.txt", "subgraph.onnx"):
-        graph = gebench.load(out / name)
+        graph = gebench.load(out / name).ir
         ops = sorted(n.op_type for n in graph.nodes())
         assert ops in (["Const", "Data", "Mul", "NetOutput", "Relu"], ["Data", "Data", "Mul", "NetOutput", "Relu"]), \
             (name, ops)
         assert {n.name for n in graph.nodes()} >= {"m3", "keep_r3"}
-    dumped = gebench.load(out / "subgraph_ge_proto.txt")
+    dumped = gebench.load(out / "subgraph_ge_proto.txt").ir
     const = next(n for n in dumped.nodes() if n.op_type == "Const")
     assert const.attrs["value"].array.ravel().tolist() == [0.5, -1.0, 2.0, 3.0]
     # keep_r3 is read by Exp outside the match: the subgraph's one output

@@ -145,7 +145,7 @@ def test_pass_name_is_written_in_dumps_and_read_back(chain_run, tmp_path):
     assert len(proto) == 1
     text = proto[0].read_text()
     assert 'key: "pass_name"' in text and 's: "D_ExpToNeg"' in text
-    loaded = gebench.load(proto[0])
+    loaded = gebench.load(proto[0]).ir
     neg = next(n for n in loaded.nodes() if n.op_type == "Neg")
     assert neg.attrs["pass_name"] == ["A_ReluToAbs", "B_SigmoidToTanh", "C_AbsTanhToExp", "D_ExpToNeg"]
     assert neg.attrs["_datadump_original_op_names"] == ["onnx/Relu_7", "sig"]

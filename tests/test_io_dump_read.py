@@ -303,11 +303,11 @@ def test_gebench_load_and_compile_dumps_use_ge_files(tmp_path):
 
     g = matmul_add()
     (proto, onnx_path) = write_dumps({"PreRunBegin": g}, tmp_path, level=1)
-    assert to_text(gebench.load(str(proto))) == to_text(g)
-    assert to_text(gebench.load(save_air(g, tmp_path / "m.air"))) == to_text(g)
+    assert to_text(gebench.load(str(proto)).ir) == to_text(g)
+    assert to_text(gebench.load(save_air(g, tmp_path / "m.air")).ir) == to_text(g)
     ir_text = tmp_path / "graph.txt"  # IR text in a .txt file still loads as IR text
     ir_text.write_text(to_text(g))
-    assert to_text(gebench.load(ir_text)) == to_text(g)
+    assert to_text(gebench.load(ir_text).ir) == to_text(g)
     with pytest.raises(GeDumpError, match="ge_onnx dump"):
         gebench.load(onnx_path)
     run = gebench.compile(g, passes=[])

@@ -512,7 +512,8 @@ def test_gebench_load_reads_onnx(tmp_path) -> None:
     path = tmp_path / "m.onnx"
     onnx.save(one_node_model("Relu", [f(2)], name="r"), path)
     g = gebench.load(path)
-    assert isinstance(g, ir.Graph) and g.node_by_name("r").op_type == "Relu"
+    assert g.find_node_by_name("r").type == "Relu"
+    assert isinstance(g.ir, ir.Graph) and g.ir.node_by_name("r").op_type == "Relu"
 
 
 def test_dropout_mask_output() -> None:

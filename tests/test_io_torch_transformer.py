@@ -130,7 +130,7 @@ def test_export_imports_to_ge_op_types(exported: Exported) -> None:
     assert model.opset_import[0].version == 17
     assert onnx_ops["LayerNormalization"] == 2 * LAYERS + 1 and onnx_ops["MatMul"] == 6 * LAYERS + 1
 
-    graph = gebench.load(exported.path)
+    graph = gebench.load(exported.path).ir
     graph.verify()
     types = Counter(n.op_type for n in graph.nodes())
     # GE's mapping: MatMul -> BatchMatMulV2, LayerNormalization -> LayerNorm, Softmax -> SoftmaxV2,

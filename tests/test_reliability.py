@@ -288,7 +288,7 @@ def test_ir_text_dump_writer_is_atomic_too(model, tmp_path, monkeypatch):
     stale.write_text("another writer", encoding="utf-8")
     written = api.write_dumps(run, tmp_path)
     assert written and stale.read_text(encoding="utf-8") == "another writer"
-    assert gebench.load(written[0]).find("Relu_0") is not None
+    assert gebench.load(written[0]).ir.find("Relu_0") is not None
 
 
 # ------------------------------------------------------------------------------ 6: --verify on a huge input

@@ -56,7 +56,7 @@ def relu_chain(GB, es, n=2):
 
 
 def snapshot_text(graph_like) -> str:
-    return ir.to_text(gebench.load(graph_like))
+    return ir.to_text(gebench.load(graph_like).ir)
 
 
 RELU_TO_ABS = """

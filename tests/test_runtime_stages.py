@@ -172,14 +172,14 @@ def test_load_accepts_text_files_and_graphs(tmp_path):
 
     b = GraphBuilder("g")
     graph = b.build_and_reset([Relu(b.create_input(0, shape=[2]))])
-    text = ir.to_text(graph._ir)
-    assert gebench.load(graph) is graph._ir
-    assert gebench.load(graph._ir) is graph._ir
-    assert ir.to_text(gebench.load(text)) == text
+    text = ir.to_text(graph.ir)
+    assert gebench.load(graph) is graph
+    assert gebench.load(graph.ir).ir is graph.ir
+    assert ir.to_text(gebench.load(text).ir) == text
     f = tmp_path / "g.gir"
     f.write_text(text)
-    assert ir.to_text(gebench.load(f)) == text
-    assert ir.to_text(gebench.load(str(f))) == text
+    assert ir.to_text(gebench.load(f).ir) == text
+    assert ir.to_text(gebench.load(str(f)).ir) == text
     with pytest.raises(FileNotFoundError):
         gebench.load(str(tmp_path / "missing.gir"))
     with pytest.raises(TypeError):

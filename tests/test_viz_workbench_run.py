@@ -50,7 +50,7 @@ def test_real_run_rejection_then_hot_reload_gains_the_site(pass_dir):
     assert wb.run.status == "SUCCESS"
     wb.select_pass("VizAddZero")
     assert [c["status"] for c in wb.candidates] == ["REJECTED_BY_MEET_REQUIREMENTS"]
-    add = wb.graph.node_by_name("add_zero")
+    add = wb.graph.ir.node_by_name("add_zero")
     assert wb.highlight[f"n{add.id}"] == "gb_st_rejected"
     assert wb.candidates[0]["hook_src"].startswith(str(pass_dir / "viz_add_zero.py") + ":")
     wb.select_candidate(wb.candidates[0]["i"])
@@ -87,7 +87,7 @@ def test_quickstart_model_with_example_passes_highlights_every_candidate():
     for name in names:
         wb.select_pass(name)
         assert wb.svg_gz == drawn
-        ids = {i for r in wb.pass_rows(name) for i in r.target_ids if wb.graph.has_node_id(i)}
+        ids = {i for r in wb.pass_rows(name) for i in r.target_ids if wb.graph.ir.has_node_id(i)}
         assert set(wb.view.elements_for(ids)) == set(wb.highlight)
         assert all(f'id="{el}"' in wb.svg for el in wb.highlight)
     assert "Workbench" in repr(wb) and "SUCCESS" in repr(wb)

@@ -413,17 +413,18 @@ class Run:
 
     @property
     def graph(self) -> Any:
-        """The resulting graph as a ``ge.graph.Graph`` view."""
+        """The resulting graph as a ``ge.graph.Graph`` view (``run.graph.ir``: the IR graph, as ``ir_graph``)."""
         from gebench.ge.graph import Graph
 
         return Graph._wrap(self.ir_graph, owns=False)
 
     @property
-    def snapshots(self) -> dict[str, Any]:
-        """Dump name (GE's suffix) -> ``ge.graph.Graph`` view of the graph at that point."""
-        from gebench.ge.graph import Graph
+    def snapshots(self) -> Mapping[str, Any]:
+        """Dump name (GE's suffix) -> ``ge.graph.Graph`` view of the graph at that point (``.ir``: its IR graph).
 
-        return {k: Graph._wrap(v, owns=False) for k, v in self.ir_snapshots.items()}
+        A read-only mapping in dump order; a snapshot is built (and wrapped) only when it is read, so
+        ``run.snapshots[name]`` costs that one snapshot, not all of them."""
+        return _GraphViews(self.ir_snapshots)
 
     def verify(self, **kwargs: Any) -> Any:
         """Check the run numerically with the reference executor (``gebench.exec.verify_run``): consecutive
@@ -545,6 +546,31 @@ class Run:
     def __repr__(self) -> str:
         tail = f" at {self.failed_pass!r}: {self.failure_reason}" if self.status != "SUCCESS" else ""
         return f"<Run {self.status}{tail}; {len(self.ir_graph)} nodes>"
+
+
+class _GraphViews(Mapping[str, Any]):
+    """Name -> ``ge.graph.Graph`` view of the IR graph ``graphs[name]``, wrapped on each read (O(1) beyond what
+    reading ``graphs`` costs)."""
+
+    def __init__(self, graphs: Mapping[str, ir.Graph]) -> None:
+        self._graphs = graphs
+
+    def __getitem__(self, name: str) -> Any:
+        from gebench.ge.graph import Graph
+
+        return Graph._wrap(self._graphs[name], owns=False)
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._graphs)
+
+    def __contains__(self, name: object) -> bool:  # Mapping's would read (and so build) the entry
+        return name in self._graphs
+
+    def __len__(self) -> int:
+        return len(self._graphs)
+
+    def __repr__(self) -> str:
+        return f"<snapshots: {', '.join(self._graphs)}>"
 
 
 def _snapshot_sizes(snapshots: Mapping[str, ir.Graph]) -> dict[str, dict[str, Any]]:

@@ -218,7 +218,7 @@ def run_task(spec: TaskSpec, *, on_pass_start: Callable[[str], None] | None = No
         item_paths = spec.passes.materialize(cache_dir)
         ops_paths = _materialize_custom_ops(spec, cache_dir)
         try:
-            graph = api.load(spec.model)
+            graph = api._load_ir(spec.model)
         except FileNotFoundError:
             row["reason"] = (f"model {spec.model!r} not found on this worker ({_hostname()}); the corpus must be on "
                              "storage every worker sees at the same path")

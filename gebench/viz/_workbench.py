@@ -430,9 +430,14 @@ class Workbench(LevelsMixin, anywidget.AnyWidget):
 
     # ------------------------------------------------------------------------------------------ drawing
     @property
-    def graph(self) -> ir.Graph | None:
-        """The graph currently drawn (never mutated by the workbench)."""
-        return self._view_graph
+    def graph(self) -> Any:
+        """The graph currently drawn, as a ``ge.graph.Graph`` view (``.ir``: the IR graph); None before the first
+        drawing. The workbench never changes it."""
+        if self._view_graph is None:
+            return None
+        from gebench.ge.graph import Graph
+
+        return Graph._wrap(self._view_graph, owns=False)
 
     @property
     def view(self) -> GraphView | None:

@@ -94,6 +94,10 @@ class Graph:
     ``Graph(name="graph")`` makes an empty owning graph. Graphs handed to a pass's ``run`` are borrowed views of
     the live graph. ``str(graph)`` is ``dump_to_stream(DumpFormat.kReadable)``.
 
+    Beyond GE's API, :attr:`ir` is gebench's own IR graph behind the view (``docs/ir.md``): the one name by which
+    every graph gebench hands out (``gebench.load``, ``Run.graph``, ``Run.snapshots``, ``Workbench.graph``)
+    reaches the IR.
+
     Raises:
         TypeError: ``name`` is not a str.
     """
@@ -144,6 +148,18 @@ class Graph:
     @property
     def name(self) -> str:
         return self._live().name
+
+    @property
+    def ir(self) -> ir.Graph:
+        """The :class:`gebench.ir.Graph` this view shows (not part of GE's API; read-only, O(1)).
+
+        It is the graph itself, not a copy: an edit through it is an edit of this graph (edit a node in place only
+        after ``graph.ir.touch(node)``, as ``docs/ir.md`` asks).
+
+        Raises:
+            RuntimeError: the graph was consumed (for example by ``create_pattern``).
+        """
+        return self._live()
 
     def get_direct_nodes(self) -> list[Node]:
         """The nodes of this graph (not of its subgraphs), in topological order."""
