@@ -29,6 +29,7 @@ import traitlets
 from gebench import ir
 from gebench._atomic import write_text_atomically
 
+from ._debugging import DebuggingMixin, with_timings
 from ._diff import GraphDiff, diff_graphs
 from ._dot import GraphView, build_view, compress_svg, dtype_short, tensor_label, view_to_dot
 from ._focus import find_nodes, k_hop
@@ -51,7 +52,7 @@ _SHARED_CACHE = LayoutCache(capacity=128)
 
 #: front-end requests answered without a layout or a run: their trait changes go out as one message
 _QUICK_ACTIONS = frozenset({"select_pass", "select_candidate", "table", "step_candidate", "next_rewrite",
-                            "search_step", "back", "show_source"})
+                            "search_step", "back", "show_source", "select_side_node"})
 
 #: rows of the candidate table sent with each new table (the front end asks for the others by page)
 FIRST_PAGE = 80
@@ -108,7 +109,7 @@ def _desc_text(desc: ir.TensorDesc) -> str:
     return text
 
 
-class Workbench(LevelsMixin, anywidget.AnyWidget):
+class Workbench(LevelsMixin, DebuggingMixin, anywidget.AnyWidget):
     """Interactive view of a model and a compile run: graph, passes by stage, candidates, diffs.
 
     Args:
@@ -176,6 +177,11 @@ class Workbench(LevelsMixin, anywidget.AnyWidget):
     #: per group box drawn: ``{"g<id>": {"candidates": n, "replaced": m, "diff": k}}`` for the selected pass
     #: and the diff shown
     group_counts = traitlets.Dict().tag(sync=True)
+    #: the selected node's provenance: ``{"pane", "node", "passes", "original_nodes", "origin_ids", "made_ids"}``
+    #: (``origin_ids``: marked on the "before" pane, ``made_ids``: on the "after" pane of a side-by-side diff)
+    provenance = traitlets.Dict().tag(sync=True)
+    #: stepping through the selected pass's rewrites: ``{"pass", "n", "k", "record"}`` (``k`` -1: not stepping)
+    rewrite_step = traitlets.Dict().tag(sync=True)
 
     def __init__(
         self,
@@ -351,7 +357,9 @@ class Workbench(LevelsMixin, anywidget.AnyWidget):
         labels = list(graphs)
         self._set_rows(candidate_rows(run.ledger))
         known = self._known_passes(run)
-        self.stages = pass_summaries(self._rows, known=known)
+        self.stages = with_timings(pass_summaries(self._rows, known=known), run.timing() if hasattr(run, "timing") else [])
+        self._step_on = False
+        self._reset_rewrite_step(self.selected_pass)
         status = getattr(run, "status", "")
         failed = getattr(run, "failed_pass", None)
         self.title = f"{graphs[labels[-1]].name if labels else 'graph'}: {status}" + (f" at {failed}" if failed else "")
@@ -471,6 +479,7 @@ class Workbench(LevelsMixin, anywidget.AnyWidget):
 
     def _draw(self, label: str, seeds: Iterable[int] | None = None, *, node_ids: Iterable[int] | None = None) -> None:
         graph = self._graphs[label]
+        self._leave_step_view()  # a snapshot replaces a rewrite step's drawing
         start = time.perf_counter()
         view = build_view(graph, node_ids=node_ids) if node_ids is not None else self._make_view(graph, seeds)
         svg = self._layout(view)
@@ -614,6 +623,9 @@ class Workbench(LevelsMixin, anywidget.AnyWidget):
         O(highlighted elements); a new layout only when the pass's candidates are not in the drawing.
         """
         start = time.perf_counter()
+        if self._step_on and self.snapshot in self._graphs:
+            self._view = None  # a rewrite step of a pass is drawn: the snapshot comes back
+        self._reset_rewrite_step(name)
         ids = self._pass_seeds(name)
         label = self._snapshot_for(set(ids)) if ids else (self.snapshot or self._default_snapshot())
         graph = self._graphs[label]
@@ -917,11 +929,13 @@ class Workbench(LevelsMixin, anywidget.AnyWidget):
             self.details_html = f"<i>node #{nid} is not in snapshot {html.escape(self.snapshot)}</i>"
             return
         self.details_html = self._node_html(graph, graph.node(nid))
+        self._mark_provenance(nid)
 
     def _node_html(self, graph: ir.Graph, node: ir.Node) -> str:
         e = html.escape
         parts = [f"<h4 class='gb-node-title'>{e(node.op_type)} <code>{e(node.name)}</code></h4>",
-                 f"<div>id #{node.id}" + (f", created by <b>{e(node.provenance)}</b>" if node.provenance else "") + "</div>"]
+                 f"<div>id #{node.id}" + (f", created by <b>{e(node.provenance)}</b>" if node.provenance else "") + "</div>",
+                 self._provenance_html(self._node_provenance(graph, node))]
         parts.append("<b>inputs</b><table>")
         for port, (desc, prod) in enumerate(zip(node.inputs, graph.producers(node), strict=True)):
             src = f"{prod[0].name}:{prod[1]}" if prod else "(unfed)"
@@ -1174,6 +1188,7 @@ class Workbench(LevelsMixin, anywidget.AnyWidget):
         or a "before" drawing is replaced), the side pane its candidate's pattern or nothing."""
         drawn = self._diff_drawn
         self._diff_drawn = False
+        self._clear_provenance_marks()
         self._sticky = {n: c for n, c in self._sticky.items() if not c.startswith("gb_diff_")}
         self._last_diff = GraphDiff()
         with self.hold_sync():
@@ -1208,6 +1223,7 @@ class Workbench(LevelsMixin, anywidget.AnyWidget):
             self.status_text = self._diff_status = str(exc)
             return GraphDiff()
         self._last_diff = diff
+        self._clear_provenance_marks()
         b_graph, a_graph = self._graphs[before], self._graphs[after]
         focus_ids = set(diff.removed) | set(diff.added) | set(diff.changed)
         big = max(len(b_graph), len(a_graph)) > self.threshold
@@ -1471,6 +1487,9 @@ class Workbench(LevelsMixin, anywidget.AnyWidget):
             "back": self.back,
             "expand": lambda: self.expand(int(content.get("node", -1))),
             "names": lambda: self._send_names(content),
+            "select_side_node": lambda: self.select_side_node(int(content.get("node", -1))),
+            "step_rewrite": lambda: self.step_rewrite(int(content.get("k", 0))),
+            "leave_step": self.leave_rewrite_step,
         }
         fn = handlers.get(action)
         if fn is None:

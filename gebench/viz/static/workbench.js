@@ -50,6 +50,25 @@ function el(tag, cls, text) {
   return e;
 }
 
+// a duration in milliseconds, short: 0.42 ms, 12 ms, 1.3 s
+function fmtMs(ms) {
+  if (ms >= 1000) return `${(ms / 1000).toFixed(1)} s`;
+  return ms >= 10 ? `${Math.round(ms)} ms` : `${ms.toFixed(ms >= 1 ? 1 : 2)} ms`;
+}
+
+// the hover text of a pass in the pass list: its times and counts, then each pattern's
+function passTip(p) {
+  const t = p.time;
+  if (!t) return p.name;
+  const lines = [`${p.name}: ${fmtMs(t.wall_ms)} wall, ${fmtMs(t.cpu_ms)} CPU, ${t.graphs} graph(s); ` +
+    `${t.anchors} anchors, ${t.matches} matches, ${t.rewrites} rewrites`];
+  for (const q of t.patterns || []) {
+    lines.push(`  ${q.name}: ${fmtMs(q.wall_ms)} \u00B7 ${q.candidates} cand \u00B7 ${q.replaced} repl \u00B7 ` +
+      `${q.anchors} anchors \u00B7 ${q.matches} matches` + (q.lints ? ` \u00B7 ${q.lints} lint` : ""));
+  }
+  return lines.join("\n");
+}
+
 function statusLabel(status) {
   return status.toLowerCase().replaceAll("_", " ");
 }
@@ -266,6 +285,18 @@ function render({ model, el: root }) {
   hscroll.append(thead, viewport);
   table.append(filters, hscroll);
   center.append(panes, legend, table);
+  // stepping through the selected pass's rewrites: the graph after rewrite k (arrow keys move the slider)
+  const stepper = el("div", "gb-stepper");
+  const stepLabel = el("span", "gb-step-label");
+  const stepPrev = el("button", "gb-btn gb-step-prev", "\u25C0"); stepPrev.title = "the previous rewrite";
+  const stepRange = el("input", "gb-step-range");
+  stepRange.type = "range"; stepRange.min = "0"; stepRange.step = "1";
+  stepRange.title = "the graph after rewrite k of the selected pass (0: before its first); arrow keys step";
+  const stepNext = el("button", "gb-btn gb-step-next", "\u25B6"); stepNext.title = "the next rewrite";
+  const stepK = el("span", "gb-step-k");
+  const stepOff = el("button", "gb-btn gb-step-off", "\u2715"); stepOff.title = "stop stepping: the snapshot again";
+  stepper.append(stepLabel, stepPrev, stepRange, stepNext, stepK, stepOff);
+  center.insertBefore(stepper, legend);
   const details = el("div", "gb-details");
   body.append(passes, center, details);
   root.append(bar, body);
@@ -549,6 +580,44 @@ function render({ model, el: root }) {
     request("select_node", { node: parseInt(g.id.slice(1), 10) });
   });
 
+  // the "after" pane of a side-by-side diff: a click shows the node and marks what it was made from
+  sideContent.addEventListener("click", (ev) => {
+    if (spz.st.moved || !linked()) return;
+    const g = ev.target.closest ? ev.target.closest("g.node") : null;
+    if (!g || !g.id || g.id[0] !== "n") return;
+    request("select_side_node", { node: parseInt(g.id.slice(1), 10) });
+  });
+
+  // ------------------------------------------------------------------ rewrite steps
+  const stepState = () => model.get("rewrite_step") || {};
+  const stepTo = (k) => {
+    const s = stepState();
+    if (!s.pass || k < 0 || k > s.n) return;
+    stepRange.value = String(k);
+    request("step_rewrite", { k });
+  };
+  stepRange.addEventListener("input", () => { stepK.textContent = `${stepRange.value} / ${stepState().n}`; });
+  stepRange.addEventListener("change", () => stepTo(parseInt(stepRange.value, 10)));
+  stepPrev.onclick = () => { const s = stepState(); stepTo(s.k > 0 ? s.k - 1 : 0); };
+  stepNext.onclick = () => { const s = stepState(); stepTo(s.k >= 0 ? s.k + 1 : 0); };
+  stepOff.onclick = () => request("leave_step");
+  const renderStep = () => {
+    const s = stepState();
+    const on = !!s.pass && s.n > 0;
+    stepper.style.display = on ? "" : "none";
+    root.dataset.step = String(on ? s.k : -1);
+    if (!on) return;
+    stepLabel.textContent = `rewrites of ${s.pass}:`;
+    stepLabel.title = stepLabel.textContent;
+    stepRange.max = String(s.n);
+    stepRange.value = String(Math.max(0, s.k));
+    stepK.textContent = s.k >= 0 ? `${s.k} / ${s.n}` : `\u2013 / ${s.n}`;
+    stepper.classList.toggle("gb-stepping", s.k >= 0);
+    stepOff.disabled = s.k < 0;
+    stepPrev.disabled = s.k <= 0;
+    stepNext.disabled = s.k >= s.n;
+  };
+
   // ------------------------------------------------------------------ passes
   const renderPasses = () => {
     passes.innerHTML = "";
@@ -563,6 +632,8 @@ function render({ model, el: root }) {
         const name = el("div", "gb-pass-name", p.name); name.title = p.name;
         item.appendChild(name);
         const counts = el("div", "gb-pass-counts");
+        if (p.time) counts.appendChild(el("span", "gb-count gb-time", fmtMs(p.time.wall_ms)));
+        item.title = passTip(p);
         counts.appendChild(el("span", "gb-count", `${p.candidates} cand.`));
         counts.appendChild(el("span", "gb-count gb_st_replaced", `${p.replaced} repl.`));
         for (const [k, v] of Object.entries(p.rejected || {})) {
@@ -570,6 +641,18 @@ function render({ model, el: root }) {
         }
         if (p.lints) counts.appendChild(el("span", "gb-count gb_st_lint", `${p.lints} lint`));
         item.appendChild(counts);
+        if (p.name === sel && p.time && p.time.patterns.length) {
+          // the selected pass: one line per pattern
+          const pats = el("div", "gb-pass-patterns");
+          for (const q of p.time.patterns) {
+            const line = el("div", "gb-pass-pattern");
+            line.append(el("span", "gb-pattern-name", q.name), el("span", "gb-count gb-time", fmtMs(q.wall_ms)),
+              el("span", "gb-count", `${q.candidates} cand.`), el("span", "gb-count gb_st_replaced", `${q.replaced} repl.`));
+            line.title = `${q.name}: ${q.anchors} anchors, ${q.matches} matches, ${q.rewrites} rewrites, ${fmtMs(q.cpu_ms)} CPU`;
+            pats.appendChild(line);
+          }
+          item.appendChild(pats);
+        }
         item.onclick = () => {
           for (const o of passes.querySelectorAll(".gb-pass-sel")) o.classList.remove("gb-pass-sel");
           item.classList.add("gb-pass-sel");
@@ -863,9 +946,10 @@ function render({ model, el: root }) {
   watch(["pane_title", "side_title", "side_kind"], renderPaneHead);
   watch(["search_hits"], renderHits);
   watch(["levels"], renderCrumbs);
+  watch(["rewrite_step"], renderStep);
   watch(["group_counts"], applyGroupCounts);
 
-  renderPasses(); renderTable(); renderDetails(); renderSnaps(); renderStatus(); renderDiff(); renderPaneHead(); renderHits(); renderCrumbs();
+  renderPasses(); renderTable(); renderDetails(); renderSnaps(); renderStatus(); renderDiff(); renderPaneHead(); renderHits(); renderCrumbs(); renderStep();
   side.style.display = "none";
   loadSvg(); loadSide();
   return () => { ro.disconnect(); if (miniUrl) URL.revokeObjectURL(miniUrl); };
