@@ -232,7 +232,8 @@ def compile(graph: Any, passes: Any = None, custom_ops: str | os.PathLike[str] |
             text is nobody else's: the run works on it directly). The copy is copy-on-write
             (``ir.Graph.copy(share=True)``): nodes the run leaves alone share their attrs and descs with the
             caller's graph, so edit a node of either graph in place only after ``graph.touch(node)`` (as the IR
-            asks; the ``ge`` facade does it), or copy it first.
+            asks: ``graph.ir.touch(node)`` for a ``ge.graph.Graph``; the ``ge`` facade's setters do it), or copy
+            it first.
         record_all: record structural mismatches and boundary violations too.
         run_after_load_error: run the loaded passes even though a pass file failed (GE would not compile).
         verify_rewrites: check every IR invariant (``ir.Graph.verify``) after each rewrite.

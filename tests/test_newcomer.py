@@ -70,7 +70,7 @@ def readme_block(after: str) -> str:
 @pytest.mark.parametrize("folder", [".", "notebooks"], ids=["checkout", "notebooks"])
 def test_the_readme_notebook_snippet_works_where_jupyterlab_opens(folder):
     code = readme_block("In a notebook:")
-    code += "\nfrom gebench.viz import Workbench\nassert isinstance(wb, Workbench)\nprint(len(wb.run.ir_graph))\n"
+    code += "\nfrom gebench.viz import Workbench\nassert isinstance(wb, Workbench)\nprint(len(wb.run.graph.ir))\n"
     done = subprocess.run([sys.executable, "-c", code], cwd=REPO / folder, capture_output=True, text=True,
                           timeout=300)
     assert done.returncode == 0, done.stderr[-3000:]

@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import re
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -106,3 +109,23 @@ def test_workbench_graph_is_a_ge_graph_of_what_is_drawn() -> None:
     _is_ge_graph(graph)
     assert graph.find_node_by_name("add_zero").type == "Add"
     assert graph.ir is wb._view_graph  # the drawn graph itself, never a copy
+
+
+def test_the_readme_graph_snippet_runs_and_prints_what_it_says() -> None:
+    readme = (ROOT / "README.md").read_text(encoding="utf-8")
+    block = re.search(r"```python\n(.*?)```", readme.split("Every graph gebench hands you", 1)[1], re.S)
+    assert block is not None
+    code = "import gebench\n" + block.group(1)
+    done = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True, timeout=300)
+    assert done.returncode == 0, done.stderr[-3000:]
+    promised = re.findall(r"^print\(.*\)\s+# (\w+ \d+|\d+ \d+)", block.group(1), re.M)
+    assert done.stdout.split("\n")[:2] == promised == ["Add 142", "142 138"]
+
+
+def test_diff_graphs_takes_ge_graphs_as_well() -> None:
+    from gebench.viz import diff_graphs
+
+    model = gebench.load(MODEL)
+    run = gebench.compile(model, passes=[PASSES])
+    by_view, by_ir = diff_graphs(model, run.graph), diff_graphs(model.ir, run.graph.ir)
+    assert by_view.removed and (by_view.removed, by_view.added) == (by_ir.removed, by_ir.added)

@@ -8,6 +8,7 @@ type, name, attrs, descs or producers was changed.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from typing import Any
 
 from gebench import ir
 
@@ -49,8 +50,12 @@ def _change(before: ir.Graph, b: ir.Node, after: ir.Graph, a: ir.Node) -> str:
     return ""
 
 
-def diff_graphs(before: ir.Graph, after: ir.Graph) -> GraphDiff:
-    """Compare two graphs node by node (aligned by id). O(n + e); neither graph is mutated."""
+def diff_graphs(before: ir.Graph | Any, after: ir.Graph | Any) -> GraphDiff:
+    """Compare two graphs node by node (aligned by id). O(n + e); neither graph is mutated.
+
+    ``before`` and ``after`` are ``ir.Graph`` or ``ge.graph.Graph`` (its ``.ir`` is compared); the diff names IR
+    node ids (``graph.ir.node(i)``)."""
+    before, after = ir.as_graph(before), ir.as_graph(after)
     diff = GraphDiff()
     b_nodes = {n.id: n for n in before.nodes()}
     a_nodes = {n.id: n for n in after.nodes()}
