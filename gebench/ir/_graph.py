@@ -229,18 +229,13 @@ class Graph:
         self._kept_rows.add(nid)
 
     def _own_rows(self, nid: int) -> None:
-        """Give node ``nid`` private copies of its edge-table rows if a copy-on-write copy still shares them (call
-        it before changing them; see :meth:`copy`). O(degree) the first time, O(1) after."""
+        """Give node ``nid`` private copies of its data-edge rows if a copy-on-write copy still shares them (call
+        it before changing them; see :meth:`copy`; control rows are never shared). O(degree) the first time,
+        O(1) after."""
         if nid < self._rows_below and nid not in self._rows_owned:
             self._rows_owned.add(nid)  # type: ignore[union-attr]  # a set whenever _rows_below is set
             self._producers[nid] = self._producers[nid].copy()
             self._uses[nid] = list(map(dict.copy, self._uses[nid]))
-            succ = self._ctrl_succ.get(nid)
-            if succ is not None:
-                self._ctrl_succ[nid] = dict(succ)
-            pred = self._ctrl_pred.get(nid)
-            if pred is not None:
-                self._ctrl_pred[nid] = dict(pred)
 
     def _keep_removed(self, node: Node) -> None:
         """Before ``node`` is removed: journals that have no copy of it keep a view of it that shares its attrs
@@ -252,7 +247,7 @@ class Graph:
             for journal in self._journals:
                 if journal.wants_node(nid):
                     if view is None:
-                        view = node._view()
+                        view = node._share_into(None)
                     journal.nodes[nid] = view
             self._kept_nodes.add(nid)
         self._keep_rows(nid)
@@ -859,9 +854,6 @@ class Graph:
         if self._journals:
             self._keep_rows(sid)
             self._keep_rows(did)
-        if self._rows_below:
-            self._own_rows(sid)
-            self._own_rows(did)
         self._order_for_edge(src, dst)
         self._ctrl_succ.setdefault(sid, {})[did] = None
         self._ctrl_pred.setdefault(did, {})[sid] = None
@@ -879,10 +871,6 @@ class Graph:
         if self._journals:
             self._keep_rows(sid)
             self._keep_rows(did)
-        if self._rows_below:
-            self._own_rows(sid)
-            self._own_rows(did)
-            succ = self._ctrl_succ[sid]
         del succ[did]
         if not succ:
             del self._ctrl_succ[sid]

@@ -107,10 +107,11 @@ class Node:
         clone.provenance = self.provenance
         return clone
 
-    def _share_into(self, graph: Graph) -> Node:
-        """A node of ``graph`` with this node's id and fields that shares its ``attrs`` dict and anchor desc lists
-        (a copy-on-write copy: :meth:`Graph.copy` records the id as shared in both graphs, and
-        :meth:`Graph.touch` gives the node private copies before its first in-place change). O(1)."""
+    def _share_into(self, graph: Graph | None) -> Node:
+        """A node object of ``graph`` with this node's id and fields that shares its ``attrs`` dict and anchor desc
+        lists: a copy-on-write copy (:meth:`Graph.copy` with ``share=True`` and built snapshots, whose graphs give
+        the node private copies in :meth:`Graph.touch` before its first in-place change), or with ``graph``
+        None a view of a removed node (what graph journals keep). O(1)."""
         clone = _new_object(Node)
         clone.id = self.id
         clone._name = self._name
@@ -124,23 +125,6 @@ class Node:
         clone.subgraph_names = self.subgraph_names
         clone.provenance = self.provenance
         return clone
-
-    def _view(self) -> Node:
-        """A node object with this node's fields that shares its ``attrs`` dict and anchor desc lists (graph
-        journals keep removed nodes this way). O(1)."""
-        view = _new_object(Node)
-        view.id = self.id
-        view._name = self._name
-        view._op_type = self._op_type
-        view._graph = None
-        view.attrs = self.attrs
-        view.inputs = self.inputs
-        view.outputs = self.outputs
-        view.input_names = self.input_names
-        view.output_names = self.output_names
-        view.subgraph_names = self.subgraph_names
-        view.provenance = self.provenance
-        return view
 
     def own_copies(self) -> None:
         """Give this node private deep copies of its ``attrs`` and anchor descs. Call it before editing a node that
