@@ -270,6 +270,14 @@ def test_stepping_bounds_other_passes_and_leaving(abs_wb):
     abs_wb.select_pass("A_AbsAbs")
     assert abs_wb.rewrite_step == {"pass": "A_AbsAbs", "n": 4, "k": -1, "record": -1}
     assert "step" not in abs_wb.view_info
+    # a diff, overlay too, replaces the step's drawing
+    abs_wb.step_rewrite(2)
+    abs_wb.show_diff("pass", "overlay")
+    assert abs_wb.rewrite_step["k"] == -1 and abs_wb.pane_title.startswith("overlay: ")
+    assert not any("gb_step" in c for c in abs_wb.highlight.values())
+    # stepping again takes the diff off
+    abs_wb.step_rewrite(2)
+    assert abs_wb.diff_mode == "" and abs_wb.diff_info == {} and abs_wb.rewrite_step["k"] == 2
 
 
 def test_stepping_a_large_graph_draws_the_neighbourhood_of_rewrite_k(tmp_path):
@@ -291,3 +299,14 @@ def test_step_rewrite_from_the_front_end(abs_wb):
     assert abs_wb.seq == 7 and abs_wb.rewrite_step["k"] == 3
     abs_wb._on_message(abs_wb, {"action": "leave_step", "seq": 8}, [])
     assert abs_wb.seq == 8 and abs_wb.rewrite_step["k"] == -1
+
+
+def test_a_rerun_leaves_the_step_view_and_replays_the_new_run(abs_wb):
+    abs_wb.step_rewrite(2, "A_AbsAbs")
+    old_run = abs_wb.run
+    abs_wb.rerun(full=True)
+    assert abs_wb.run is not old_run
+    assert abs_wb.rewrite_step == {"pass": "A_AbsAbs", "n": 4, "k": -1, "record": -1}
+    assert set(abs_wb.view.node_ids) == {n.id for n in abs_wb._graphs[abs_wb.snapshot].nodes()}
+    graph = abs_wb.step_rewrite(2)
+    assert abs_wb._step_cache[0] is abs_wb.run and {"a1", "b1"}.isdisjoint(n.name for n in graph.nodes())

@@ -165,6 +165,10 @@ class DebuggingMixin:
         b = self._graphs[before] if isinstance(before, str) else before
         a = self._graphs[after] if isinstance(after, str) else after
         added = self._added_by()
+        key = (b, a, added)  # compared by identity: snapshots and rows are never mutated
+        cached = getattr(self, "_maps_cache", None)
+        if cached is not None and all(x is y for x, y in zip(cached[0], key, strict=True)):
+            return cached[1]
         made_from: dict[int, list[int]] = {}
         made_into: dict[int, list[int]] = {}
         for nid in added:
@@ -190,6 +194,7 @@ class DebuggingMixin:
                     made_into.setdefault(o, []).append(nid)
         for v in made_into.values():
             v.sort()
+        self._maps_cache = (key, (made_from, made_into))
         return made_from, made_into
 
     def _node_provenance(self, graph: ir.Graph, node: ir.Node) -> dict[str, Any] | None:

@@ -358,7 +358,6 @@ class Workbench(LevelsMixin, DebuggingMixin, anywidget.AnyWidget):
         self._set_rows(candidate_rows(run.ledger))
         known = self._known_passes(run)
         self.stages = with_timings(pass_summaries(self._rows, known=known), run.timing() if hasattr(run, "timing") else [])
-        self._step_on = False
         self._reset_rewrite_step(self.selected_pass)
         status = getattr(run, "status", "")
         failed = getattr(run, "failed_pass", None)
@@ -1211,6 +1210,7 @@ class Workbench(LevelsMixin, DebuggingMixin, anywidget.AnyWidget):
     def _apply_diff(self) -> GraphDiff:
         """Draw the diff ``diff_mode`` asks for (or none), so that header, panes and ``diff_info`` agree."""
         mode = self.diff_mode
+        self._leave_step_view()  # a diff replaces a rewrite step's drawing
         if not mode:
             self._clear_diff()
             return GraphDiff()

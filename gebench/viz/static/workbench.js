@@ -633,7 +633,7 @@ function render({ model, el: root }) {
         item.appendChild(name);
         const counts = el("div", "gb-pass-counts");
         if (p.time) counts.appendChild(el("span", "gb-count gb-time", fmtMs(p.time.wall_ms)));
-        item.title = passTip(p);
+        item.title = name.title = passTip(p);
         counts.appendChild(el("span", "gb-count", `${p.candidates} cand.`));
         counts.appendChild(el("span", "gb-count gb_st_replaced", `${p.replaced} repl.`));
         for (const [k, v] of Object.entries(p.rejected || {})) {
