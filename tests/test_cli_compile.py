@@ -37,9 +37,9 @@ def model(tmp_path):
     b = GraphBuilder("model")
     x = b.create_input(0, shape=[2])
     graph = b.build_and_reset([Relu(Relu(x))])
-    graph._ir.rename(graph._ir.node_by_name("Relu_1"), "keep_me")
+    graph.ir.rename(graph.ir.node_by_name("Relu_1"), "keep_me")
     path = tmp_path / "model.gir"
-    path.write_text(ir.to_text(graph._ir))
+    path.write_text(ir.to_text(graph.ir))
     return path
 
 

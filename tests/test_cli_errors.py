@@ -50,7 +50,7 @@ def files(tmp_path: Path) -> dict[str, Path]:
     b = GraphBuilder("model")
     graph = b.build_and_reset([Relu(b.create_input(0, shape=[2]))])
     model = tmp_path / "model.gir"
-    model.write_text(ir.to_text(graph._ir), encoding="utf-8")
+    model.write_text(ir.to_text(graph.ir), encoding="utf-8")
     passes = tmp_path / "passes"
     passes.mkdir()
     (passes / "relu.py").write_text(textwrap.dedent(RELU_PASS), encoding="utf-8")

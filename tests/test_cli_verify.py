@@ -36,7 +36,7 @@ def model(tmp_path):
     x, y, z = (b.create_input(i, shape=[3, 3]) for i in range(3))
     graph = b.build_and_reset([MatMul(x, y) + z])
     path = tmp_path / "mm.gir"
-    path.write_text(ir.to_text(graph._ir))
+    path.write_text(ir.to_text(graph.ir))
     return path
 
 

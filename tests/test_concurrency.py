@@ -62,7 +62,7 @@ def model_and_passes(tmp_path: Path) -> tuple[Path, Path]:
     x = b.create_input(0, shape=[8, 8])
     graph = b.build_and_reset([Relu(Relu(x) * x)])
     model = tmp_path / "model.gir"
-    model.write_text(ir.to_text(graph._ir), encoding="utf-8")
+    model.write_text(ir.to_text(graph.ir), encoding="utf-8")
     passes = tmp_path / "relu.py"
     passes.write_text(textwrap.dedent(RELU_PASS), encoding="utf-8")
     return model, passes

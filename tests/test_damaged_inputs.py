@@ -53,7 +53,7 @@ def _dump_bytes() -> bytes:
     b = GraphBuilder("damaged")
     x = b.create_input(0, shape=[2, 3])
     graph = b.build_and_reset([Relu(x * x)])
-    return dump_text(graph._ir, "ge_proto").encode("utf-8")
+    return dump_text(graph.ir, "ge_proto").encode("utf-8")
 
 
 def _custom_ops_bytes() -> bytes:

@@ -445,7 +445,7 @@ CASES: list[Case] = [
 # ------------------------------------------------------------------------------------------------ call helpers
 def _node_with_attr(value: Any) -> Node:
     gr = mm_graph()
-    ir_node = gr._ir.find("MatMul_0")
+    ir_node = gr.ir.find("MatMul_0")
     ir_node.attrs["odd"] = value  # a list of lists: an attr kind GE's Python API cannot read
     return gr.find_node_by_name("MatMul_0")
 

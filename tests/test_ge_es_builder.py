@@ -17,12 +17,12 @@ from gebench.ge.graph import DataType, Format, Graph, Node
 
 
 def producers(graph: Graph, name: str) -> list[tuple[str, int] | None]:
-    g = graph._ir
+    g = graph.ir
     return [None if p is None else (p[0].name, p[1]) for p in g.producers(g.node_by_name(name))]
 
 
 def const_value(graph: Graph, name: str) -> tuple[DataType, tuple[int, ...], list[object]]:
-    v = graph._ir.node_by_name(name).attrs["value"]
+    v = graph.ir.node_by_name(name).attrs["value"]
     return v.dtype, v.shape, v.array.ravel().tolist()
 
 
@@ -100,7 +100,7 @@ def test_consts() -> None:
     ]
     assert [const_value(g, f"Const_{k}") for k in range(14)] == expect
     for k, (dtype, shape, _) in enumerate(expect):
-        node = g._ir.node_by_name(f"Const_{k}")
+        node = g.ir.node_by_name(f"Const_{k}")
         assert node.op_type == "Const" and node.outputs[0] == ir.TensorDesc.of(dtype, shape)
 
 
@@ -133,12 +133,12 @@ def test_build_and_reset_net_output_descs_and_built_state() -> None:
     y = es.Relu(x)
     g = b.build_and_reset([y, x])
     assert isinstance(g, Graph) and g.name == "demo" and g._owns
-    data = g._ir.node_by_name("input_0")
+    data = g.ir.node_by_name("input_0")
     assert data.inputs[0] == data.outputs[0] == ir.TensorDesc(DataType.DT_FLOAT16, (4,), Format.FORMAT_NCHW)
-    net = g._ir.node_by_name("NetOutput_demo")
+    net = g.ir.node_by_name("NetOutput_demo")
     assert net.op_type == "NetOutput" and producers(g, "NetOutput_demo") == [("Relu_0", 0), ("input_0", 0)]
     assert net.inputs[1] == data.outputs[0]
-    g._ir.verify()
+    g.ir.verify()
     for call in (lambda: b.create_input(1), lambda: b.create_const_int64(1), lambda: b.build_and_reset([]),
                  lambda: x.set_data_type(DataType.DT_FLOAT), lambda: es.Relu(x), lambda: x + 1,
                  lambda: b.set_graph_attr_bool("a", True)):
@@ -191,7 +191,7 @@ def test_attrs_variables_and_control_dependencies() -> None:
     with pytest.raises(TypeError, match="list"):
         b.add_control_dependency(r, (z,))  # type: ignore[arg-type]
     g = b.build_and_reset([r])
-    assert g._ir.attrs == {"n": 3, "s": "v", "f": True}
+    assert g.ir.attrs == {"n": 3, "s": "v", "f": True}
     relu = g.find_node_by_name("Relu_0")
     assert relu.get_attr("note") == "hi" and relu.get_output_attr("tag", 0) == 7
     assert sorted(n.name for n in relu.get_in_control_nodes()) == ["input_1", "var"]
@@ -260,7 +260,7 @@ def test_arithmetic_operand_order_and_conversions() -> None:
     results = [x + y, x - y, x * y, x / y, x + 0, x + 0.0, 0 + x, 2 * x, 1 - x, 1.0 / x,
                x + [[0.1, 0.1], [0.1, 0.1]], x.add(True), x + [1, 2]]
     g = b.build_and_reset(results)
-    ir_g = g._ir
+    ir_g = g.ir
     got = []
     for th in results:
         node = ir_g.node_by_name(th.name)

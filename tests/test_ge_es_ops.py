@@ -260,7 +260,7 @@ def test_done_when_script_from_pass_file_imports() -> None:
     with pytest.raises(TypeError, match="argument 'x'"):
         Identity(0.0)
     for graph in (pat, rep, expr, cg, sg, ig):
-        graph._ir.verify()
+        graph.ir.verify()
 
 
 @pytest.fixture

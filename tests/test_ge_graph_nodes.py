@@ -32,7 +32,7 @@ def test_graph_construction_and_copy_rules() -> None:
     with pytest.raises(RuntimeError):
         copy.deepcopy(g)
     assert g._handle and g._owns
-    view = Graph._wrap(g._ir)
+    view = Graph._wrap(g.ir)
     assert view._ir is g._ir and not view._owns
     view._invalidate()
     assert view._handle is None
@@ -174,7 +174,7 @@ def test_edge_mutation_methods() -> None:
     other = matmul_graph()
     with pytest.raises(RuntimeError, match="^Failed to remove Node Add_1 from Graph mm: node .Add_1. is not a node of graph"):
         g.remove_node(other.find_node_by_name("Add_1"))
-    g._ir.verify()
+    g.ir.verify()
 
 
 def test_graph_attrs() -> None:
@@ -227,7 +227,7 @@ def test_subgraphs_and_get_all_nodes() -> None:
 def test_dumps(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     g = matmul_graph()
     text = g.dump_to_stream()
-    assert text == str(g) == ir.to_text(g._ir) and "MatMul_0" in text
+    assert text == str(g) == ir.to_text(g.ir) and "MatMul_0" in text
     with pytest.raises(TypeError):
         g.dump_to_stream("readable")  # type: ignore[arg-type]
     with pytest.raises(TypeError):
@@ -280,12 +280,12 @@ def test_nested_subgraphs_move_to_the_root_on_build() -> None:
     inner = GraphBuilder("outer_then")
     c, x = inner.create_inputs(2)
     then_g = inner.build_and_reset(es.If(c, [x], 1, _branch("deep_then", "Relu"), _branch("deep_else", "Tanh")))
-    assert sorted(then_g._ir.subgraphs) == ["deep_else", "deep_then"]
+    assert sorted(then_g.ir.subgraphs) == ["deep_else", "deep_then"]
     outer = GraphBuilder("root")
     c0, x0 = outer.create_inputs(2)
     g = outer.build_and_reset(es.If(c0, [x0], 1, then_g, _branch("outer_else", "Relu")))
-    assert sorted(g._ir.subgraphs) == ["deep_else", "deep_then", "outer_else", "outer_then"]
+    assert sorted(g.ir.subgraphs) == ["deep_else", "deep_then", "outer_else", "outer_then"]
     assert g.get_subgraph("outer_then")._ir.subgraphs == {}
     names = [n.name for n in g.get_all_nodes()]
     assert names.count("If_0") == 2 and names.count("Relu_0") == 2 and "Tanh_0" in names
-    g._ir.verify()
+    g.ir.verify()

@@ -187,7 +187,7 @@ def live_graph(GB, es):
     graph = b.build_and_reset([a, es.Neg(r)])
     from gebench import ops
 
-    ops.infer_graph(graph._ir)
+    ops.infer_graph(graph.ir)
     nodes = {n.name: n for n in graph.get_direct_nodes()}
     return graph, nodes
 
@@ -226,7 +226,7 @@ def test_subgraph_rewriter_replace_status_and_rewire(GB, es):
     assert repl._handle is not None  # the replacement is copied; the Python graph stays usable
     types = [node.type for node in graph.get_direct_nodes()]
     assert "Abs" not in types and "Sigmoid" in types
-    graph._ir.verify()
+    graph.ir.verify()
     with pytest.raises(TypeError):
         SubgraphRewriter.replace(boundary, repl, None)  # context is keyword-only
 
@@ -366,13 +366,13 @@ def test_bridge_pattern_protocol(GB, es):
             assert not pat.is_valid()  # released to the engine
             b = GB("g")
             graph = b.build_and_reset([es.Relu(b.create_input(0, shape=[2]))])
-            match = Matcher(PatternGraph(pat._ir, pat._captures), graph._ir).next()
+            match = Matcher(PatternGraph(pat._ir, pat._captures), graph.ir).next()
             ctx = PassContext._create("BridgeRelu")
-            mr = MatchResult._create(match, graph._ir)
+            mr = MatchResult._create(match, graph.ir)
             assert _bridge.call_meet_requirements(hid, mr, ctx) is True
             with pytest.raises(RuntimeError, match="expired"):
                 mr.get_pattern_graph_name()
-            repl = _bridge.call_replacement(hid, MatchResult._create(match, graph._ir), ctx)
+            repl = _bridge.call_replacement(hid, MatchResult._create(match, graph.ir), ctx)
             assert [n.type for n in repl.get_direct_nodes()] == ["Data", "Abs", "NetOutput"]
         finally:
             _bridge.clear_pass_holders()

@@ -50,7 +50,7 @@ def model(tmp_path: Path) -> Path:
     x = b.create_input(0, shape=[2])
     graph = b.build_and_reset([Relu(x)])
     path = tmp_path / "model.gir"
-    path.write_text(ir.to_text(graph._ir), encoding="utf-8")
+    path.write_text(ir.to_text(graph.ir), encoding="utf-8")
     return path
 
 

@@ -62,7 +62,7 @@ def graph_with_subgraph():
     root = b.build_and_reset([out])
     sb = GraphBuilder("body")
     sub = sb.build_and_reset([Relu(sb.create_input(0, shape=[7]))])
-    root._ir.add_subgraph(sub._ir, parent_node=root._ir.node_by_name("Relu_0"))
+    root.ir.add_subgraph(sub.ir, parent_node=root.ir.node_by_name("Relu_0"))
     return root
 
 
@@ -150,9 +150,9 @@ def test_compile_does_not_mutate_input_and_report_is_json(tmp_path):
     """))
     b = GraphBuilder("g")
     graph = b.build_and_reset([Relu(b.create_input(0, shape=[2]))])
-    before = ir.to_text(graph._ir)
+    before = ir.to_text(graph.ir)
     run = gebench.compile(graph, passes=str(tmp_path))
-    assert ir.to_text(graph._ir) == before
+    assert ir.to_text(graph.ir) == before
     report = json.loads(json.dumps(run.report()))
     assert report["status"] == "SUCCESS"
     assert report["summary"]["ReluToAbs"] == {"candidates": 1, "replaced": 1, "rejected": {}, "lints": 0}

@@ -374,6 +374,9 @@ class _RunState:
 class Run:
     """The outcome of compiling a graph through the custom-pass stages.
 
+    ``graph`` and ``snapshots`` hand out ``ge.graph.Graph`` views; ``.ir`` on any of them is the IR graph
+    (``run.graph.ir``). ``ir_graph`` and ``ir_snapshots`` hold the same IR graphs for gebench's own code.
+
     Attributes:
         status: ``"SUCCESS"`` or ``"FAILED"`` (where GE would fail the compile).
         failed_pass: name of the pass that failed (None if none, or if the failure is not a pass's).
