@@ -129,3 +129,24 @@ def test_diff_graphs_takes_ge_graphs_as_well() -> None:
     run = gebench.compile(model, passes=[PASSES])
     by_view, by_ir = diff_graphs(model, run.graph), diff_graphs(model.ir, run.graph.ir)
     assert by_view.removed and (by_view.removed, by_view.added) == (by_ir.removed, by_ir.added)
+
+
+def test_exporters_and_the_executor_take_ge_graphs_as_well(tmp_path: Path) -> None:
+    import numpy as np
+
+    from gebench.io import ge_dump, onnx_export
+
+    graph = gebench.load(ROOT / "assets" / "add_zero.onnx")
+    by_view, by_ir = onnx_export.to_onnx(graph), onnx_export.to_onnx(graph.ir)
+    assert by_view.SerializeToString() == by_ir.SerializeToString()
+    (dump,) = ge_dump.write_dumps({"PreRunBegin": graph}, tmp_path, formats=["ge_proto"])
+    assert ir.to_text(gebench.load(dump).ir) == ir.to_text(
+        gebench.load(
+            ge_dump.write_dumps({"PreRunBegin": graph.ir}, tmp_path / "ir", formats=["ge_proto"])[0]
+        ).ir
+    )
+    shape = [tuple(n.get_output_desc(0).get_shape()) for n in graph.get_direct_nodes() if n.type == "Data"]
+    feed = [np.full(s, 2.0, np.float32) for s in shape]
+    assert all(
+        np.array_equal(a, b) for a, b in zip(gebench.execute(graph, feed), gebench.execute(graph.ir, feed))
+    )

@@ -50,8 +50,8 @@ class _NotExportable(Exception):
     pass
 
 
-def save_onnx(graph: ir.Graph, path: str | os.PathLike[str], *, check: bool = True) -> None:
-    """Write ``graph`` as an ONNX file (see :func:`to_onnx`).
+def save_onnx(graph: ir.Graph | Any, path: str | os.PathLike[str], *, check: bool = True) -> None:
+    """Write ``graph`` (an ``ir.Graph`` or a ``ge.graph.Graph``) as an ONNX file (see :func:`to_onnx`).
 
     Raises:
         OnnxExportError: some nodes have no ONNX equivalent (all are listed); nothing is written.
@@ -60,17 +60,19 @@ def save_onnx(graph: ir.Graph, path: str | os.PathLike[str], *, check: bool = Tr
     onnx.save(model, os.fspath(path))
 
 
-def to_onnx(graph: ir.Graph, *, check: bool = True) -> onnx.ModelProto:
+def to_onnx(graph: ir.Graph | Any, *, check: bool = True) -> onnx.ModelProto:
     """Convert ``graph`` to an ONNX ModelProto at opset 18. O(nodes + constant bytes).
 
     Args:
-        graph: the IR graph (root graph only; subgraph-carrying nodes are not exportable).
+        graph: the IR graph or a ``ge.graph.Graph`` (its ``.ir``); root graph only (subgraph-carrying nodes are
+            not exportable).
         check: run ``onnx.checker.check_model`` on the result.
 
     Raises:
         OnnxExportError: nodes without an ONNX equivalent, listed all at once, or graph outputs that cannot be found.
+        TypeError: ``graph`` is neither.
     """
-    return _Exporter(graph).run(check=check)
+    return _Exporter(ir.as_graph(graph)).run(check=check)
 
 
 # --------------------------------------------------------------------------- exporter
