@@ -261,8 +261,10 @@ def test_stepping_bounds_other_passes_and_leaving(abs_wb):
     assert abs_wb.selected_pass == "B_ExpNeg" and abs_wb.rewrite_step["k"] == 1
     assert "Reciprocal" in {n.op_type for n in graph.nodes()}
     snapshot_ids = {n.id for n in abs_wb._graphs[abs_wb.snapshot].nodes()}
+    assert abs_wb.status_text.startswith("B_ExpNeg: after rewrite 1 of 1")
     abs_wb.leave_rewrite_step()
     assert abs_wb.rewrite_step == {"pass": "B_ExpNeg", "n": 1, "k": -1, "record": -1}
+    assert abs_wb.status_text == "", "the status line no longer describes a step"
     assert set(abs_wb.view.node_ids) == snapshot_ids and abs_wb.pane_title == ""
     assert not any("gb_step" in c for c in abs_wb.highlight.values())
     # selecting a pass while stepping draws the snapshot again and resets the slider

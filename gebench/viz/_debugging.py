@@ -104,6 +104,7 @@ class DebuggingMixin:
 
     _step_cache: tuple[Any, OrderedDict[tuple[str, int], ir.Graph]] | None = None
     _step_on = False
+    _step_status = ""
 
     # provided by the widget
     run: Any
@@ -388,6 +389,8 @@ class DebuggingMixin:
         self._sticky = {n: c for n, c in self._sticky.items() if c not in _STEP_CLASSES}
         if self.pane_title.startswith("rewrite "):
             self.pane_title = ""
+        if self._step_status and self.status_text == self._step_status:
+            self.status_text = ""
         if self.rewrite_step.get("k", -1) >= 0:
             self.rewrite_step = {**self.rewrite_step, "k": -1, "record": -1}
 
@@ -482,7 +485,7 @@ class DebuggingMixin:
                 self.levels = []
             self.pane_title = f"rewrite {k} of {n}: {name}" + ("" if k else " (before its first)")
             self.rewrite_step = {"pass": name, "n": n, "k": k, "record": record}
-            self.status_text = (
+            self.status_text = self._step_status = (
                 f"{name}: after rewrite {k} of {n}"
                 + (f" (ledger #{record})" if k else "")
                 + (f", {len(view.nodes)} of {len(graph)} nodes drawn" if view.focused else "")
