@@ -708,8 +708,9 @@ class Workbench(LevelsMixin, DebuggingMixin, anywidget.AnyWidget):
         else:
             self.selected_candidate = index
 
-    def export_repro(self, directory: Any, candidate: int | None = None, **kwargs: Any) -> Any:
-        """Write the repro bundle of ledger row ``candidate`` (default: the selected one) into ``directory``:
+    def export_repro(self, directory: Any = None, candidate: int | None = None, **kwargs: Any) -> Any:
+        """Write the repro bundle of ledger row ``candidate`` (default: the selected one) into ``directory``
+        (default: ``export_dir / "repro_<index>"``, where the page's Repro button writes):
         ``Run.repro_bundle`` (:mod:`gebench.debug.repro`), whose ``ReproBundle`` it returns.
 
         Raises:
@@ -718,7 +719,11 @@ class Workbench(LevelsMixin, DebuggingMixin, anywidget.AnyWidget):
         index = self.selected_candidate if candidate is None else candidate
         if self.run is None or index is None or index < 0:
             raise ValueError("export_repro needs a run and a candidate (select one or pass its index)")
-        return self.run.repro_bundle(index, directory, **kwargs)
+        directory = Path(directory) if directory is not None else self.export_dir / f"repro_{index}"
+        with self._progress(f"writing the repro bundle of candidate #{index}"):
+            bundle = self.run.repro_bundle(index, directory, **kwargs)
+        self.status_text = f"wrote the repro bundle of candidate #{index} ({len(bundle.files)} files) to {directory}"
+        return bundle
 
     def bisect_numerics(self, seed: int = 0, **kwargs: Any) -> Any:
         """Find the first rewrite after which the graph is no longer numerically equivalent to the input
@@ -1466,6 +1471,7 @@ class Workbench(LevelsMixin, DebuggingMixin, anywidget.AnyWidget):
             "export_svg": self.export_svg,
             "export_report": self.export_report,
             "export_dumps": self.export_dumps,
+            "export_repro": self.export_repro,
             "explain": lambda: self.why_not(int(content.get("node", self.selected_node))),
             "overview": self.show_overview,
             "open_group": lambda: self.open_group(int(content.get("group", -1))),

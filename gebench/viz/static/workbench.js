@@ -236,6 +236,8 @@ function render({ model, el: root }) {
   const expDump = mk("GE dumps", "export_dumps", "gb-exp");
   const expJson = mk("Report JSON", "export_report", "gb-exp");
   const expSvg = mk("SVG", "export_svg", "gb-exp");
+  const expRepro = mk("Repro", "export_repro", "gb-exp gb-exp-repro",
+    "the selected candidate's repro bundle: its subgraph (ONNX, GE dump), the pass file, gebench and atc commands");
   const overBtn = mk("Overview", "overview", "gb-over", "the whole model");
   const fitBtn = el("button", "gb-btn gb-fit", "Fit"); fitBtn.title = "the whole drawing (f)";
   const fitSelBtn = el("button", "gb-btn gb-fit-sel", "Fit selection"); fitSelBtn.title = "the selected nodes (F)";
@@ -248,7 +250,7 @@ function render({ model, el: root }) {
   toggleDetails.onclick = () => { root.classList.toggle("gb-hide-details"); };
   const status = el("span", "gb-status");
   bar.append(togglePasses, title, diffHead, snapSel, searchBox, runBtn, verifyBtn, diffSel, el("span", "gb-sep", "export:"),
-    expDump, expJson, expSvg, overBtn, fitBtn, fitSelBtn, zin, zout, backBtn, toggleDetails, status);
+    expDump, expJson, expSvg, expRepro, overBtn, fitBtn, fitSelBtn, zin, zout, backBtn, toggleDetails, status);
 
   // ------------------------------------------------------------------ body
   const body = el("div", "gb-body");
@@ -900,6 +902,8 @@ function render({ model, el: root }) {
   // ------------------------------------------------------------------ keyboard
   root.addEventListener("keydown", (ev) => {
     const tag = ev.target && ev.target.tagName;
+    // the slider's keys move the slider: JupyterLab's notebook takes ArrowLeft/ArrowRight for its own cursor otherwise
+    if (ev.target === stepRange && /^(Arrow|Page|Home$|End$)/.test(ev.key)) { ev.stopPropagation(); return; }
     if (tag === "INPUT" || tag === "SELECT" || tag === "TEXTAREA" || ev.ctrlKey || ev.metaKey || ev.altKey) return;
     let done = true;
     if (ev.key === "j" || ev.key === "ArrowDown") request("step_candidate", { delta: 1 });
@@ -935,6 +939,8 @@ function render({ model, el: root }) {
   watch(["stages", "reload_report", "selected_pass"], renderPasses);
   watch(["table"], renderTable);
   watch(["selected_candidate"], drawRows);
+  const renderRepro = () => { expRepro.disabled = !(model.get("selected_candidate") >= 0); };
+  watch(["selected_candidate"], renderRepro);
   watch(["table_sel"], () => {
     const s = model.get("table_sel") || {};
     if (s.version === tbl.version) { scrollToPos(s.pos); drawRows(); }
@@ -950,6 +956,7 @@ function render({ model, el: root }) {
   watch(["group_counts"], applyGroupCounts);
 
   renderPasses(); renderTable(); renderDetails(); renderSnaps(); renderStatus(); renderDiff(); renderPaneHead(); renderHits(); renderCrumbs(); renderStep();
+  renderRepro();
   side.style.display = "none";
   loadSvg(); loadSide();
   return () => { ro.disconnect(); if (miniUrl) URL.revokeObjectURL(miniUrl); };
