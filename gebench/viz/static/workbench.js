@@ -634,7 +634,7 @@ function render({ model, el: root }) {
         const name = el("div", "gb-pass-name", p.name); name.title = p.name;
         item.appendChild(name);
         const counts = el("div", "gb-pass-counts");
-        if (p.time) counts.appendChild(el("span", "gb-count gb-time", fmtMs(p.time.wall_ms)));
+        if (p.time) counts.appendChild(el("span", "gb-time", fmtMs(p.time.wall_ms)));
         item.title = name.title = passTip(p);
         counts.appendChild(el("span", "gb-count", `${p.candidates} cand.`));
         counts.appendChild(el("span", "gb-count gb_st_replaced", `${p.replaced} repl.`));
@@ -648,7 +648,7 @@ function render({ model, el: root }) {
           const pats = el("div", "gb-pass-patterns");
           for (const q of p.time.patterns) {
             const line = el("div", "gb-pass-pattern");
-            line.append(el("span", "gb-pattern-name", q.name), el("span", "gb-count gb-time", fmtMs(q.wall_ms)),
+            line.append(el("span", "gb-pattern-name", q.name), el("span", "gb-time", fmtMs(q.wall_ms)),
               el("span", "gb-count", `${q.candidates} cand.`), el("span", "gb-count gb_st_replaced", `${q.replaced} repl.`));
             line.title = `${q.name}: ${q.anchors} anchors, ${q.matches} matches, ${q.rewrites} rewrites, ${fmtMs(q.cpu_ms)} CPU`;
             pats.appendChild(line);
