@@ -172,8 +172,8 @@ class Graph:
     #: first. ``_owned`` lists the ids that got them since; so the bookkeeping costs O(nodes changed), not O(graph)
     _share_below: int = 0
     _owned: set[int] | frozenset[int] = frozenset()
-    #: the same for a node's rows of the edge tables (its producers row, its uses rows, its control rows), which
-    #: a copy-on-write copy shares too: the graph's edge methods give a node private rows before they change them
+    #: the same for a node's rows of the data-edge tables (its producers row and uses rows), which a copy-on-write
+    #: copy shares too: the graph's edge methods give a node private rows before they change them
     _rows_below: int = 0
     _rows_owned: set[int] | frozenset[int] = frozenset()
     #: what the last whole-graph shape inference left (``gebench.ops``' ``InferenceState``: the ids of nodes
