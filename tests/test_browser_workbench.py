@@ -13,10 +13,13 @@ command runs it first).
 
 from __future__ import annotations
 
+import contextlib
 import os
 import shutil
 import tempfile
+from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -108,6 +111,53 @@ def _watch_console(page) -> list[str]:
     lines: list[str] = []
     page.on("console", lambda msg: lines.append(f"{msg.type}: {msg.text}") if msg.type in ("error", "warning") else None)
     return lines
+
+
+@contextlib.contextmanager
+def notebook_page(folder: Path, name: str, cell: str) -> Iterator[tuple[Any, list[str], list[str]]]:
+    """A notebook ``name`` holding one code cell ``cell``, written into ``folder`` and opened in JupyterLab in a
+    headless Chromium: yields ``(page, page errors, console lines)``; the browser and server stop afterwards."""
+    assert Path(CHROMIUM).exists(), "Chromium is missing: run scripts/install_browser_deps.sh"
+    import nbformat
+    from playwright.sync_api import sync_playwright
+
+    book = nbformat.v4.new_notebook()
+    book.cells = [nbformat.v4.new_code_cell(cell)]
+    book.metadata["kernelspec"] = {"name": "python3", "display_name": "Python 3", "language": "python"}
+    nbformat.write(book, folder / name)
+    with LabServer(folder) as lab, sync_playwright() as pw:
+        browser = pw.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_FLAGS)
+        page = browser.new_page(viewport={"width": 1500, "height": 1100})
+        errors: list[str] = []
+        page.on("pageerror", lambda exc: errors.append(str(exc)))
+        console = _watch_console(page)
+        _open_notebook(page, lab, folder / name)
+        try:
+            yield page, errors, console
+        finally:
+            browser.close()
+
+
+def fresh_widget(lab_page: tuple[Any, list[str], list[str]], test_name: str) -> Iterator[tuple[Any, Any]]:
+    """For a fixture: run the page's cell again and yield ``(page, the new widget's root)``; a failure screenshot
+    goes to the artifacts folder, and page errors or error outputs fail the test afterwards."""
+    page, errors, console = lab_page
+    page.evaluate("() => document.querySelectorAll('.gb-root').forEach(r => r.dataset.old = '1')")
+    errors.clear()
+    ok = False
+    try:
+        _run_all_cells(page)
+        _wait_for_widget(page, ".gb-root:not([data-old]) svg g.node", 60_000, console)
+        root = page.locator(f"{PANEL} .gb-root:not([data-old])").first
+        _settle(page, root)
+        yield page, root
+        ok = True
+    finally:
+        if not ok:
+            ARTIFACTS.mkdir(parents=True, exist_ok=True)
+            page.screenshot(path=str(ARTIFACTS / f"{test_name}-failure.png"))
+    _assert_no_error_output(page)
+    assert not errors, f"JavaScript errors in the page: {errors}"
 
 
 def test_quickstart_in_jupyterlab(lab_root: Path) -> None:

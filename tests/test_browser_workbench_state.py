@@ -9,24 +9,16 @@ the notebook again, so it starts on a new widget (the quickstart model with the 
 from __future__ import annotations
 
 import re
-from pathlib import Path
 
 import pytest
 
-from gebench.viz._lab import LabServer
 from test_browser_workbench import (
     ARTIFACTS,
-    CHROMIUM,
-    CHROMIUM_FLAGS,
-    PANEL,
     ROOT,
-    _assert_no_error_output,
     _click_pass,
-    _open_notebook,
-    _run_all_cells,
     _settle,
-    _wait_for_widget,
-    _watch_console,
+    fresh_widget,
+    notebook_page,
 )
 
 pytestmark = pytest.mark.timeout(600)
@@ -42,54 +34,15 @@ wb"""
 
 @pytest.fixture(scope="module")
 def lab_page(tmp_path_factory):
-    assert Path(CHROMIUM).exists(), "Chromium is missing: run scripts/install_browser_deps.sh"
-    import nbformat
-    from playwright.sync_api import sync_playwright
-
-    folder = tmp_path_factory.mktemp("stale")
-    book = nbformat.v4.new_notebook()
-    book.cells = [nbformat.v4.new_code_cell(STALE_CELL.format(model=str(ROOT / "assets" / "small_transformer.onnx"),
-                                                              passes=str(ROOT / "passes")))]
-    book.metadata["kernelspec"] = {"name": "python3", "display_name": "Python 3", "language": "python"}
-    nbformat.write(book, folder / "stale.ipynb")
-    with LabServer(folder) as lab, sync_playwright() as pw:
-        browser = pw.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_FLAGS)
-        page = browser.new_page(viewport={"width": 1500, "height": 1100})
-        errors: list[str] = []
-        page.on("pageerror", lambda exc: errors.append(str(exc)))
-        console = _watch_console(page)
-        _open_notebook(page, lab, folder / "stale.ipynb")
-        try:
-            yield page, errors, console
-        finally:
-            browser.close()
+    cell = STALE_CELL.format(model=str(ROOT / "assets" / "small_transformer.onnx"), passes=str(ROOT / "passes"))
+    with notebook_page(tmp_path_factory.mktemp("stale"), "stale.ipynb", cell) as opened:
+        yield opened
 
 
 @pytest.fixture
 def fresh(lab_page, request):
     """A new widget (the cell run again); fails the test on page errors or error outputs."""
-    page, errors, console = lab_page
-    page.evaluate("() => document.querySelectorAll('.gb-root').forEach(r => r.dataset.old = '1')")
-    errors.clear()
-    try:
-        _run_all_cells(page)
-        _wait_for_widget(page, ".gb-root:not([data-old]) svg g.node", 60_000, console)
-        root = page.locator(f"{PANEL} .gb-root:not([data-old])").first
-        _settle(page, root)
-    except Exception:
-        ARTIFACTS.mkdir(parents=True, exist_ok=True)
-        page.screenshot(path=str(ARTIFACTS / f"{request.node.name}-failure.png"))
-        raise
-    ok = False
-    try:
-        yield page, root
-        ok = True
-    finally:
-        if not ok:
-            ARTIFACTS.mkdir(parents=True, exist_ok=True)
-            page.screenshot(path=str(ARTIFACTS / f"{request.node.name}-failure.png"))
-    _assert_no_error_output(page)
-    assert not errors, f"JavaScript errors in the page: {errors}"
+    yield from fresh_widget(lab_page, request.node.name)
 
 
 def _set_diff(page, root, mode: str) -> None:
