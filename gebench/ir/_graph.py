@@ -237,6 +237,20 @@ class Graph:
             self._producers[nid] = self._producers[nid].copy()
             self._uses[nid] = list(map(dict.copy, self._uses[nid]))
 
+    def _rows_change(self, a: int, b: int) -> None:
+        """Before the edge rows of nodes ``a`` and ``b`` change: open journals keep them as they are
+        (:meth:`_keep_rows`) and a copy-on-write copy's shared rows become private (:meth:`_own_rows`). Callers
+        skip the call when neither applies (``self._journals or self._rows_below`` is false). O(1) amortised."""
+        if self._journals:
+            kept = self._kept_rows
+            if a not in kept:
+                self._keep_rows(a)
+            if b not in kept:
+                self._keep_rows(b)
+        if self._rows_below:
+            self._own_rows(a)
+            self._own_rows(b)
+
     def _keep_removed(self, node: Node) -> None:
         """Before ``node`` is removed: journals that have no copy of it keep a view of it that shares its attrs
         and descs (nothing of the graph changes a removed node; code still holding it and writing to it gives it
@@ -536,10 +550,8 @@ class Graph:
         self.touch(node)
         node.inputs.append(desc.copy() if desc is not None else TensorDesc())
         node.input_names = [*node.input_names, name]  # a new list: name lists may be shared (see Node)
-        if self._journals:
-            self._keep_rows(node.id)
-        if self._rows_below:
-            self._own_rows(node.id)
+        if self._journals or self._rows_below:
+            self._rows_change(node.id, node.id)
         self._producers[node.id].append(None)
         return len(node.inputs) - 1
 
@@ -549,10 +561,8 @@ class Graph:
         self.touch(node)
         node.outputs.append(desc.copy() if desc is not None else TensorDesc())
         node.output_names = [*node.output_names, name]
-        if self._journals:
-            self._keep_rows(node.id)
-        if self._rows_below:
-            self._own_rows(node.id)
+        if self._journals or self._rows_below:
+            self._rows_change(node.id, node.id)
         self._uses[node.id].append({})
         return len(node.outputs) - 1
 
@@ -566,10 +576,8 @@ class Graph:
         self.touch(node)
         node.inputs.pop()
         node.input_names = node.input_names[:-1]
-        if self._journals:
-            self._keep_rows(node.id)
-        if self._rows_below:
-            self._own_rows(node.id)
+        if self._journals or self._rows_below:
+            self._rows_change(node.id, node.id)
         self._producers[node.id].pop()
 
     # ------------------------------------------------------------------ lookups
@@ -783,15 +791,8 @@ class Graph:
                 "remove that edge first"
             )
         sid, did = src.id, dst.id
-        if self._journals:
-            kept = self._kept_rows
-            if sid not in kept:
-                self._keep_rows(sid)
-            if did not in kept:
-                self._keep_rows(did)
-        if self._rows_below:
-            self._own_rows(sid)
-            self._own_rows(did)
+        if self._journals or self._rows_below:
+            self._rows_change(sid, did)
         if self._pos[sid] >= self._pos[did]:
             self._order_for_edge(src, dst)
         self._producers[did][dst_port] = (sid, src_port)
@@ -811,15 +812,8 @@ class Graph:
             CycleError: the edge would close a cycle (the graph is left unchanged).
         """
         sid, did = src.id, dst.id
-        if self._journals:
-            kept = self._kept_rows
-            if sid not in kept:
-                self._keep_rows(sid)
-            if did not in kept:
-                self._keep_rows(did)
-        if self._rows_below:
-            self._own_rows(sid)
-            self._own_rows(did)
+        if self._journals or self._rows_below:
+            self._rows_change(sid, did)
         if self._pos[sid] >= self._pos[did]:
             self._order_for_edge(src, dst)
         self._producers[did][dst_port] = (sid, src_port)
@@ -939,15 +933,8 @@ class Graph:
             raise
 
     def _unlink(self, src_id: int, src_port: int, dst_id: int, dst_port: int) -> None:
-        if self._journals:
-            kept = self._kept_rows
-            if src_id not in kept:
-                self._keep_rows(src_id)
-            if dst_id not in kept:
-                self._keep_rows(dst_id)
-        if self._rows_below:
-            self._own_rows(src_id)
-            self._own_rows(dst_id)
+        if self._journals or self._rows_below:
+            self._rows_change(src_id, dst_id)
         inference = self._inference
         if inference is not None:
             inference.dirty.add(dst_id)
