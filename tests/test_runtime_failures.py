@@ -615,5 +615,8 @@ def test_a_replacement_that_re_creates_its_pattern_fails_the_pass_before_its_mar
     assert 5 <= len(replaced) <= 12  # stopped by the marks, long before the bound on rewrites (1000 + 4n)
     lints = [r for r in run.ledger if r.status.name == "LINT" and r.detail.get("rule") == "match_loop_does_not_terminate"]
     assert lints and lints[0].pass_name == "Recreate"
-    final_exp = run.ir_graph.nodes_of_type("Exp")[0]
+    graph = run.ir_graph
+    graph.verify()  # the refused rewrite left nothing half-done: one Exp(Neg(x)) chain, as before it
+    assert len(graph.nodes_of_type("Exp")) == 1 and len(graph.nodes_of_type("Neg")) == 1
+    final_exp = graph.nodes_of_type("Exp")[0]
     assert len(final_exp.attrs["_datadump_original_op_names"]) <= 1016

@@ -72,9 +72,8 @@ class _MiddlePromoter:
         self.young_passes += 1
         if self.young_passes >= self.every:
             self.young_passes = 0
-            if not gc.get_freeze_count():
-                gc.freeze()
-                gc.unfreeze()
+            if not gc.get_freeze_count():  # (never collect from inside a collector callback)
+                promote_young()
 
 
 _promoter: list[_MiddlePromoter] = []
