@@ -95,3 +95,28 @@ def test_integer_arithmetic_on_known_values_is_folded_for_reshape():
     b.infer()
     assert r.outputs[0].shape == (3, 8)
     assert r.outputs[0].shape == np.zeros((6, 4)).reshape((3, 8)).shape
+
+
+def test_two_shape_broadcast_shortcut_agrees_with_the_per_dim_rule():
+    """Tuples take a shortcut for equal shapes and a scalar beside a shape; lists take the per-dim rule. Every
+    pair of shapes up to rank 2 over known, 1, 0, unknown (-1) and unknown-rank (-2) dims gets the same answer."""
+    import itertools
+
+    from gebench.ops._infer import broadcast_shapes
+
+    dims = [-2, -1, 0, 1, 2, 3]
+    shapes = [s for rank in range(3) for s in itertools.product(dims, repeat=rank)]
+    checked = 0
+    for a in shapes:
+        for b in shapes:
+            try:
+                expected: object = broadcast_shapes(list(a), list(b))
+            except ValueError:
+                expected = ValueError
+            try:
+                got: object = broadcast_shapes(a, b)
+            except ValueError:
+                got = ValueError
+            assert got == expected, (a, b)
+            checked += 1
+    assert checked == len(shapes) ** 2 == 43 ** 2

@@ -141,6 +141,14 @@ def broadcast_shapes(*shapes: Sequence[int]) -> tuple[int, ...]:
     Raises:
         ValueError: two known dims differ and neither is 1.
     """
+    if len(shapes) == 2:  # the usual call: equal shapes, or a scalar beside a shape, broadcast to that shape
+        a, b = shapes
+        if type(a) is tuple and type(b) is tuple:
+            if a == b or not b:
+                if not a or min(a) >= UNKNOWN_DIM:
+                    return a
+            elif not a and min(b) >= UNKNOWN_DIM:
+                return b
     if any(is_unknown_rank(s) for s in shapes):
         return UNKNOWN_SHAPE
     rank = max((len(s) for s in shapes), default=0)
@@ -223,7 +231,7 @@ class InferContext:
     # -- inputs
     def _index(self, which: str | int) -> int | None:
         if isinstance(which, int):
-            return which if which < len(self.node.inputs) else None
+            return which if 0 <= which < len(self.node.inputs) else None
         idx = self._in.get(which)
         if idx is None:
             raise self.fail(f"rule asked for input {which!r}, which the schema does not declare")
@@ -241,14 +249,16 @@ class InferContext:
         i = self._index(which)
         if i is None:
             return False
-        return self.graph.producer(self.node, i) is not None or not self.node.inputs[i].is_placeholder
+        return self.graph.input_sources(self.node)[i] is not None or not self.node.inputs[i].is_placeholder
 
     def desc(self, which: str | int) -> TensorDesc:
         """The desc of an input (raises when it is absent)."""
         i = self._index(which)
-        if i is None or not self.has(i):
-            raise self.fail(f"input {which!r} is not connected")
-        return self.node.inputs[i]
+        if i is not None:
+            d = self.node.inputs[i]  # what has(i) checks, inlined: this runs for every input of every node
+            if self.graph.input_sources(self.node)[i] is not None or not d.is_placeholder:
+                return d
+        raise self.fail(f"input {which!r} is not connected")
 
     def shape(self, which: str | int) -> tuple[int, ...]:
         return self.desc(which).shape
@@ -317,12 +327,12 @@ class InferContext:
             targets = idx
         else:
             targets = [which]
+        new_dtype = dtype if type(dtype) is DataType else DataType(dtype)
+        new_shape = shape if type(shape) is tuple and all(type(x) is int for x in shape) else tuple(map(int, shape))
         for i in targets:
             if i >= len(self.node.outputs):
                 raise self.fail(f"output {i} does not exist (node has {len(self.node.outputs)} outputs)")
             d = self.node.outputs[i]
-            new_dtype = DataType(dtype)
-            new_shape = tuple(int(x) for x in shape)
             if d.dtype != new_dtype or d.shape != new_shape or d.origin_shape != new_shape:
                 self.graph.touch(self.node)  # only a real change touches; the desc is read again after it
                 d = self.node.outputs[i]
