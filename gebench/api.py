@@ -163,12 +163,12 @@ def _known_suffixes() -> set[str]:
 def resolve_passes(passes: Any) -> tuple[list[Any], list[Any], Any]:
     """Turn ``passes`` into (descriptors, load errors, PassSet or None).
 
-    Accepts None (``ASCEND_GE_PY_PASS_PATH``), a :class:`~gebench.fusion.reload.PassSet`, a path string
+    Accepts None (``ASCEND_GE_PY_PASS_PATH``), a :class:`~gebench.fusion.plugins.reload.PassSet`, a path string
     (``os.pathsep``-separated), a path, or an iterable mixing paths, pass classes (decorated with
     ``register_*_pass``) and ``PassDescriptor`` objects.
     """
-    from .fusion.reload import PassSet
-    from .ge.passes.registry import PassDescriptor
+    from .fusion.plugins.descriptor import PassDescriptor
+    from .fusion.plugins.reload import PassSet
 
     if isinstance(passes, PassSet):
         return passes.descriptors(), passes.errors, passes
@@ -196,7 +196,7 @@ def resolve_passes(passes: Any) -> tuple[list[Any], list[Any], Any]:
     unique = []
     for d in descriptors:
         if d.pass_name in seen:
-            from .fusion.loader import PassLoadError
+            from .fusion.plugins.scan import PassLoadError
 
             errors.append(PassLoadError(_class_file(d.cls), 0, ValueError(
                 f"duplicate pass name {d.pass_name!r}; pass names must be unique"), "registration"))

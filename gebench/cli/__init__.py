@@ -281,7 +281,7 @@ def _check_compile_args(args: argparse.Namespace) -> None:
     Raises:
         UsageError: a missing model, pass path item, custom-op or fusion-switch file, or an unwritable output.
     """
-    from gebench.fusion.loader import split_pass_path
+    from gebench.fusion.plugins.scan import split_pass_path
 
     if not os.path.exists(args.model):
         raise UsageError(f"model {args.model} does not exist; check the path")
