@@ -137,3 +137,28 @@ def test_the_facade_provides_the_core_protocols() -> None:
     assert ge_registry.PassDescriptor is descriptor.PassDescriptor
     assert ge_registry.PassRegistry is registry.PassRegistry
     assert ge_registry.global_registry() is registry.global_registry()
+
+
+def test_a_slot_makes_its_implementation_once_and_says_when_nothing_fills_it() -> None:
+    import threading
+
+    from gebench.fusion._provided import NotProvidedError, Provided
+
+    slot: Provided[object] = Provided("probe")
+    assert not slot.is_provided
+    with pytest.raises(NotProvidedError, match="probe"):
+        slot.get()
+    made: list[object] = []
+
+    def factory() -> object:
+        made.append(object())
+        return made[-1]
+
+    slot.provide(factory)
+    got: list[object] = []
+    threads = [threading.Thread(target=lambda: got.append(slot.get())) for _ in range(8)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert len(made) == 1 and all(g is made[0] for g in got)
