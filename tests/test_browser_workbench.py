@@ -347,6 +347,9 @@ def test_big_table_search_keys_and_expanding_a_focused_view(tmp_path: Path) -> N
             root = page.locator(f"{PANEL} .gb-root").first
             _settle(page, root)
 
+            # the status line describes the drawing: the root level here (a candidate's focused view below)
+            status = root.locator(".gb-status")
+            assert status.inner_text().startswith("model: "), status.inner_text()
             # 20,000 candidates: only the rows in sight are in the page; scrolling asks for the others
             _click_pass(page, root, "Big")
             assert "20000 shown" in root.locator(".gb-table-count").inner_text()
@@ -380,6 +383,10 @@ def test_big_table_search_keys_and_expanding_a_focused_view(tmp_path: Path) -> N
                 _settle(page, root)
                 assert root.locator(".gb-cand.gb-cand-sel").get_attribute("data-index") == index
                 assert f"candidate #{index}" in root.locator(".gb-details").inner_text()
+                # the candidate's focused view replaced the level, and the status line says so
+                assert "(focused)" in root.locator(".gb-title").inner_text()
+                assert "focused view around candidate #" in status.inner_text(), status.inner_text()
+                assert "model:" not in status.inner_text(), status.inner_text()
             page.keyboard.press("Backspace")
             _settle(page, root)
             assert "candidate #19998" in root.locator(".gb-details").inner_text()

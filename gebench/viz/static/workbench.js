@@ -29,6 +29,23 @@ const STATUS_PATH = {
   REPLACEMENT_FAILED: "M4 0.6L7.6 7.2H0.4ZM4 3V5M4 5.9V6.3",
   LINT: "M1.6 7.6V0.8H6.6L5.2 2.5L6.6 4.2H1.6",
 };
+// a glyph's path data moved to (x, y): absolute coordinates, so that the path needs no transform (each
+// transformed SVG element becomes a paint chunk of its own, and a thousand of them slow down every frame)
+const GLYPH_ARGS = { M: 2, L: 2, T: 2, Q: 4, A: 7, H: 1, V: 1, Z: 0 };
+function glyphAt(st, x, y) {
+  const out = [];
+  let cmd = "", k = 0;
+  for (const tok of STATUS_PATH[st].match(/[A-Za-z]|-?[\d.]+/g)) {
+    if (/[A-Za-z]/.test(tok)) { cmd = tok; k = 0; out.push(tok); continue; }
+    const n = GLYPH_ARGS[cmd], j = n ? k % n : 0;
+    let v = parseFloat(tok);
+    if (cmd === "H" || (cmd === "A" ? j === 5 : cmd !== "V" && j % 2 === 0)) v += x;
+    else if (cmd === "V" || (cmd === "A" ? j === 6 : j % 2 === 1)) v += y;
+    k++;
+    out.push(String(Math.round(v * 100) / 100));
+  }
+  return out.join(" ");
+}
 const CSS_STATUS = Object.fromEntries(Object.entries(STATUS_CSS).map(([k, v]) => [v, k]));
 const COLUMNS = [
   ["i", "#", "i"], ["status", "status", "status"], ["pattern", "pattern", "pattern"],
@@ -197,11 +214,18 @@ function render({ model, el: root }) {
     const gated = () => { if (fresh()) f(); else dirty.add(f); };
     for (const n of names) model.on("change:" + n, gated);
   };
+  // drawn ahead of the kernel's answer (a row or pass click draws what the page already knows at once): once
+  // the answer is in, these are drawn again from the kernel's state, whether or not its traits changed
+  const ahead = new Set();
   model.on("change:seq", () => {
     if (!fresh()) return;
     root.dataset.seq = String(model.get("seq"));
+    for (const f of ahead) dirty.add(f);
+    ahead.clear();
+    previewSel = null;
     flush();
   });
+  let previewSel = null; // the candidate a click selected, until the kernel's answer is in
 
   // ------------------------------------------------------------------ toolbar
   const bar = el("div", "gb-bar");
@@ -259,8 +283,8 @@ function render({ model, el: root }) {
   const panes = el("div", "gb-panes");
   const pane = el("div", "gb-pane gb-main-pane"); const content = el("div", "gb-content");
   const paneHead = el("div", "gb-pane-head");
-  const minimap = el("div", "gb-minimap"); const miniImg = el("img"); const miniBox = el("div", "gb-minibox");
-  miniImg.alt = "minimap"; minimap.append(miniImg, miniBox);
+  const minimap = el("div", "gb-minimap"); const miniImg = el("canvas"); const miniBox = el("div", "gb-minibox");
+  miniImg.title = "minimap"; minimap.append(miniImg, miniBox);
   pane.append(content, paneHead, minimap);
   // the hierarchy level drawn (large graphs): model > group > ...; a click goes back to that level
   const crumbs = el("div", "gb-crumbs"); pane.appendChild(crumbs);
@@ -321,10 +345,32 @@ function render({ model, el: root }) {
   zout.onclick = () => { lastFit = ""; pz.zoom(0.8); };
 
   // ------------------------------------------------------------------ minimap
-  let miniUrl = null;
+  let hasMini = false; // a drawing is shown (the minimap shows when it overflows the pane)
+  // the minimap is the drawing rasterized once into a canvas, after the drawing is shown (an <img> of the SVG
+  // would be laid out and drawn again whenever anything in the minimap changes, e.g. its box on every pan)
+  const rasterMinimap = (text, serial) => {
+    const url = URL.createObjectURL(new Blob([text], { type: "image/svg+xml" }));
+    const img = el("img");
+    img.onerror = () => URL.revokeObjectURL(url);
+    img.onload = () => {
+      const draw = () => {
+        URL.revokeObjectURL(url);
+        if (serial !== svgSerial || !img.naturalWidth) return; // a newer drawing replaced this one
+        const w = img.naturalWidth, h = img.naturalHeight;
+        const r = Math.min(1, 360 / w, 900 / h);
+        miniImg.width = Math.max(1, Math.round(w * r)); miniImg.height = Math.max(1, Math.round(h * r));
+        const ctx = miniImg.getContext("2d");
+        ctx.fillStyle = getComputedStyle(pane).backgroundColor || "#fff";
+        ctx.fillRect(0, 0, miniImg.width, miniImg.height);
+        ctx.drawImage(img, 0, 0, miniImg.width, miniImg.height);
+      };
+      if (window.requestIdleCallback) window.requestIdleCallback(draw, { timeout: 1000 }); else setTimeout(draw, 50);
+    };
+    img.src = url;
+  };
   const updateMinimap = () => {
     const wh = pz.size();
-    if (!wh || !miniUrl) { minimap.style.display = "none"; return; }
+    if (!wh || !hasMini) { minimap.style.display = "none"; return; }
     minimap.style.display = "";
     const [w, h] = wh;
     const pw = pane.clientWidth, ph = pane.clientHeight;
@@ -373,25 +419,26 @@ function render({ model, el: root }) {
     // a node's glyph element is made once and then only changes its shape (inserting elements into a large
     // drawing costs far more than changing an attribute)
     let t = g.gbGlyph;
-    if (!st) { if (t && t.dataset.status) { t.setAttribute("d", ""); t.dataset.status = ""; } return; }
+    if (!st) return; // the stylesheet hides the glyph of a box without a status class
     if (!t) {
       const xy = corner(g);
       if (!xy) return;
       t = document.createElementNS("http://www.w3.org/2000/svg", "path");
       t.setAttribute("class", "gb-glyph");
-      t.setAttribute("transform", `translate(${xy[0] + 2} ${xy[1] + 2})`);
       g.appendChild(t);
       g.gbGlyph = t;
+      t.gbAt = [xy[0] + 2, xy[1] + 2];
     }
-    t.setAttribute("d", STATUS_PATH[st]);
+    if (t.dataset.status === st) return;
+    t.setAttribute("d", glyphAt(st, t.gbAt[0], t.gbAt[1]));
     t.dataset.status = st;
   };
   // what is applied to the drawing now (element id -> classes): updates touch only what changed, so a
   // row click on a pass with thousands of coloured nodes restyles a handful of elements
   let shownHl = new Map();
   let shownClicked = null;
-  const applyHighlight = () => {
-    const hl = model.get("highlight") || {};
+  const applyHighlight = (preview) => {
+    const hl = (preview && typeof preview === "object" ? preview : null) || model.get("highlight") || {};
     const svg = content.querySelector("svg");
     if (!svg) { shownHl = new Map(); shownClicked = null; return; }
     const ids = new Set();
@@ -410,6 +457,7 @@ function render({ model, el: root }) {
       if ((old || "").includes("gb_sel") !== (now || "").includes("gb_sel")) selMoved = true;
       if (g.classList.contains("node")) setGlyph(g, now);
     }
+    root.dataset.hl = String(shownHl.size);
     const sel = model.get("selected_node");
     const clicked = sel >= 0 ? svg.getElementById("n" + sel) : null;
     if (clicked !== shownClicked) {
@@ -493,9 +541,8 @@ function render({ model, el: root }) {
     content.innerHTML = text;
     shownHl = new Map(); shownClicked = null;
     root.dataset.svgSerial = String(my);
-    if (miniUrl) URL.revokeObjectURL(miniUrl);
-    miniUrl = text ? URL.createObjectURL(new Blob([text], { type: "image/svg+xml" })) : null;
-    if (miniUrl) miniImg.src = miniUrl;
+    hasMini = !!text;
+    if (text) rasterMinimap(text, my);
     const svg = content.querySelector("svg");
     if (svg) { addExpanders(svg); askNames(svg, "main"); }
     applyHighlight();
@@ -659,6 +706,7 @@ function render({ model, el: root }) {
           for (const o of passes.querySelectorAll(".gb-pass-sel")) o.classList.remove("gb-pass-sel");
           item.classList.add("gb-pass-sel");
           request("select_pass", { name: p.name });
+          previewPass(p.name);
         };
         passes.appendChild(item);
       }
@@ -696,7 +744,7 @@ function render({ model, el: root }) {
     tr.dataset.pos = String(pos);
     if (!r) { tr.classList.add("gb-cand-loading"); tr.appendChild(cell("", "\u2026")); return tr; }
     tr.dataset.index = String(r.i);
-    if (r.i === model.get("selected_candidate")) tr.classList.add("gb-cand-sel");
+    if (r.i === (previewSel ?? model.get("selected_candidate"))) tr.classList.add("gb-cand-sel");
     tr.appendChild(cell("", String(r.i)));
     const st = el("div", "gb-td"); st.appendChild(chip(r.status)); tr.appendChild(st);
     tr.appendChild(cell("", r.pattern));
@@ -722,6 +770,7 @@ function render({ model, el: root }) {
       for (const o of rowsEl.querySelectorAll(".gb-cand-sel")) o.classList.remove("gb-cand-sel");
       tr.classList.add("gb-cand-sel");
       request("select_candidate", { index: r.i });
+      previewCandidate(r);
     };
     return tr;
   };
@@ -788,8 +837,8 @@ function render({ model, el: root }) {
       thead.appendChild(th);
     }
   };
-  const renderTable = () => {
-    const t = model.get("table") || {};
+  const renderTable = (cached) => {
+    const t = (cached && typeof cached === "object" ? cached : null) || model.get("table") || {};
     if (t.version !== tbl.version) {
       tbl = Object.assign({ total: 0 }, t);
       pages = new Map();
@@ -823,6 +872,9 @@ function render({ model, el: root }) {
   // ------------------------------------------------------------------ details, search, header
   const renderDetails = () => {
     details.innerHTML = model.get("details_html") || "<i>click a node or a candidate</i>";
+    wireDetails();
+  };
+  const wireDetails = () => {
     for (const b of details.querySelectorAll("button[data-action]")) {
       b.onclick = () => request(b.dataset.action, { node: parseInt(b.dataset.node || "-1", 10) });
     }
@@ -832,6 +884,70 @@ function render({ model, el: root }) {
     for (const a of details.querySelectorAll("[data-goto]")) {
       a.onclick = (ev) => { ev.preventDefault(); const g = content.querySelector("#" + CSS.escape(a.dataset.goto)); if (g) pz.center(g); };
     }
+  };
+
+  // ------------------------------------------------------------------ drawn ahead of the kernel's answer
+  // A row click shows at once what the page already has: the row, the candidate's details from its table row
+  // and its nodes marked on the drawing; the kernel's answer (full details, the pattern beside, a focused
+  // view when the nodes are not drawn) replaces it when it comes. A pass click draws the pass's table and
+  // colours as the page last saw them (same drawing, same filter and sort) until the kernel's answer.
+  const SEL_CLASSES = new Set(["gb_sel", "gb_diverge"]);
+  const strip = (hl, drop) => {
+    const out = {};
+    for (const [id, cls] of Object.entries(hl)) {
+      const kept = cls.split(" ").filter((c) => c && !drop(c)).join(" ");
+      if (kept) out[id] = kept;
+    }
+    return out;
+  };
+  const candidateHtml = (r) => {
+    const esc = (v) => String(v ?? "").replace(/[&<>"']/g, (c) => `&#${c.charCodeAt(0)};`);
+    const items = [["pass", tbl.pass], ["pattern", r.pattern], ["reason", r.reason],
+      ["targets", r.targets.join(", ") + (r.ntargets > r.targets.length ? ", \u2026" : "")],
+      ["captures", (r.captures || []).join(", ")], ["meet_requirements", r.meet], ["exception", r.exception]];
+    const rows = items.filter(([, v]) => v).map(([k, v]) =>
+      `<tr><td><b>${esc(k)}</b></td><td${k === "exception" ? " class='gb-exc'" : ""}>${esc(v)}</td></tr>`);
+    for (const [k, v] of [["pattern source", r.pattern_src], ["hook source", r.hook_src]]) {
+      if (v) rows.push(`<tr><td><b>${k}</b></td><td><a href='#' class='gb-srcline' data-src='${esc(v)}'>${esc(v)}</a></td></tr>`);
+    }
+    return `<h4>candidate #${r.i} <span class='gb-chip gb_st_${STATUS_CSS[r.status] || "other"}'>${esc(r.status.toLowerCase())}</span></h4>` +
+      `<table>${rows.join("")}</table><div class='gb-empty'>\u2026</div>`;
+  };
+  const previewCandidate = (r) => {
+    previewSel = r.i;
+    details.innerHTML = candidateHtml(r);
+    wireDetails();
+    const svg = content.querySelector("svg");
+    const hl = strip(model.get("highlight") || {}, (c) => SEL_CLASSES.has(c));
+    for (const id of r.ids || []) {
+      if (svg && svg.getElementById("n" + id)) hl["n" + id] = hl["n" + id] ? hl["n" + id] + " gb_sel" : "gb_sel";
+    }
+    applyHighlight(hl);
+    ahead.add(applyHighlight); ahead.add(renderDetails); ahead.add(drawRows);
+  };
+  // pass -> {serial, query, table, colours}: what the page drew for the pass the last time (kept for the drawing
+  // it was drawn on only)
+  const passSeen = new Map();
+  const remember = () => {
+    const t = model.get("table") || {};
+    if (!fresh() || !t.pass || t.pass !== model.get("selected_pass")) return;
+    const colours = strip(model.get("highlight") || {}, (c) => !c.startsWith("gb_st_"));
+    passSeen.set(t.pass, { serial: svgSerial, query: JSON.stringify(t.query || {}), table: t, colours });
+  };
+  const previewPass = (name) => {
+    const seen = passSeen.get(name);
+    const now = model.get("table") || {};
+    if (!seen || seen.serial !== svgSerial || seen.query !== JSON.stringify(now.query || {}) || now.pass === name) return;
+    renderTable(Object.assign({}, seen.table, { selected_pos: -1 }));
+    if (model.get("selected_candidate") >= 0) {
+      previewSel = -1;
+      details.innerHTML = "<i>click a node or a candidate</i>";
+      drawRows();
+    }
+    const hl = strip(model.get("highlight") || {}, (c) => c.startsWith("gb_st_") || SEL_CLASSES.has(c));
+    for (const [id, cls] of Object.entries(seen.colours)) hl[id] = hl[id] ? `${cls} ${hl[id]}` : cls;
+    applyHighlight(hl);
+    ahead.add(applyHighlight); ahead.add(renderDetails); ahead.add(renderTable); ahead.add(drawRows);
   };
 
   const renderSnaps = () => {
@@ -938,6 +1054,7 @@ function render({ model, el: root }) {
   watch(["highlight", "selected_node"], applyHighlight);
   watch(["stages", "reload_report", "selected_pass"], renderPasses);
   watch(["table"], renderTable);
+  watch(["table", "highlight", "selected_pass"], remember);
   watch(["selected_candidate"], drawRows);
   const renderRepro = () => { expRepro.disabled = !(model.get("selected_candidate") >= 0); };
   watch(["selected_candidate"], renderRepro);
@@ -959,7 +1076,7 @@ function render({ model, el: root }) {
   renderRepro();
   side.style.display = "none";
   loadSvg(); loadSide();
-  return () => { ro.disconnect(); if (miniUrl) URL.revokeObjectURL(miniUrl); };
+  return () => { ro.disconnect(); };
 }
 
 export default { render };
