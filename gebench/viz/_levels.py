@@ -4,7 +4,8 @@ the counts shown on group boxes.
 Part of :class:`gebench.viz.Workbench` (a mixin; the widget declares the ``levels`` and ``group_counts``
 traits). A graph above the workbench's ``threshold`` opens on the root level of its hierarchy
 (:mod:`._hierarchy`); :meth:`LevelsMixin.open_level` draws another level, each laid out alone and cached by the
-layout cache (a level drawn again costs no layout). Hierarchies are derived once per graph, O(n * depth).
+layout cache (a level drawn again costs no layout). Hierarchies are derived once per graph, O(n + e) bulk work
+with each distinct node name parsed once per workbench (a snapshot mostly reuses its final graph's names).
 """
 
 from __future__ import annotations
@@ -30,6 +31,8 @@ class LevelsMixin:
     max_level_items: int = 64
     _level: int = 0
     _hierarchies: dict[int, tuple[ir.Graph, Hierarchy]]
+    #: ``rule -> node name -> group path`` for every graph of this workbench (see :func:`derive_hierarchy`)
+    _name_paths: dict[str, dict[str, tuple[str, ...] | None]] | None = None
     _count_cache: tuple[Any, dict[Any, dict[str, dict[str, int]]]] | None = None
 
     # provided by the widget
@@ -55,7 +58,10 @@ class LevelsMixin:
         hit = self._hierarchies.get(id(graph))
         if hit is not None and hit[0] is graph:
             return hit[1]
-        h = derive_hierarchy(graph, max_children=self.max_level_items)
+        if getattr(self, "_name_paths", None) is None:
+            self._name_paths = {}
+        # the snapshots of a run share most node names with its final graph: a name's group path is parsed once
+        h = derive_hierarchy(graph, max_children=self.max_level_items, cache=self._name_paths)
         self._hierarchies[id(graph)] = (graph, h)
         _log.debug("hierarchy of %s: %d groups (%s)", graph.name, len(h), h.mode)
         return h
