@@ -47,7 +47,7 @@ import re
 from collections import Counter
 from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
-from itertools import chain
+from itertools import chain, repeat
 
 import numpy as np
 
@@ -77,6 +77,7 @@ _STEM_LINES = re.compile(
 _name_of = operator.attrgetter("_name")
 _op_of = operator.attrgetter("_op_type")
 _provenance_of = operator.attrgetter("provenance")
+_first = operator.itemgetter(0)
 
 
 def group_element_id(gid: int) -> str:
@@ -89,7 +90,7 @@ def _item_key(gid: int) -> int:
     return -(gid + 1)
 
 
-@dataclass
+@dataclass(slots=True)
 class Group:
     """One group of the hierarchy.
 
@@ -549,11 +550,13 @@ def _data_edges(graph: ir.Graph, ids: np.ndarray) -> tuple[np.ndarray, np.ndarra
     rows = list(map(graph._producers.__getitem__, ids.tolist()))
     lens = np.fromiter(map(len, rows), dtype=np.int64, count=len(rows))
     flat = list(chain.from_iterable(rows))
-    fed = np.fromiter(map(operator.truth, flat), dtype=bool, count=len(flat))
-    pairs = np.fromiter(chain.from_iterable(filter(None, flat)), dtype=np.int64, count=2 * int(fed.sum()))
+    pairs = np.array(list(chain.from_iterable(filter(None, flat))), dtype=np.int64)
     dst = np.repeat(np.arange(len(rows), dtype=np.int64), lens)
     starts = np.cumsum(lens) - lens
     dst_port = np.arange(len(flat), dtype=np.int64) - np.repeat(starts, lens)
+    if 2 * len(flat) == len(pairs):  # every input fed (the usual graph)
+        return pairs[0::2], pairs[1::2], dst, dst_port
+    fed = np.fromiter(map(operator.truth, flat), dtype=bool, count=len(flat))
     return pairs[0::2], pairs[1::2], dst[fed], dst_port[fed]
 
 
@@ -642,7 +645,7 @@ def _contiguous(keys: list[str]) -> bool:
     least three nodes per stem."""
     if not keys:
         return False
-    runs = 1 + sum(1 for a, b in zip(keys, keys[1:]) if a != b)
+    runs = 1 + sum(map(operator.ne, keys, keys[1:]))
     distinct = len(set(keys))
     return runs <= 2 * distinct + 2 and len(keys) >= 3 * distinct
 
@@ -683,28 +686,82 @@ def _derive(
     is_const = np.fromiter(map(const_of.__getitem__, op_types), dtype=bool, count=n)
     op_idx = np.flatnonzero(~is_const).tolist()  # graph-order indices of the non-Const nodes
     provs = list(map(_provenance_of, nodes))
-    op_names = [nodes[i]._name for i in op_idx]
+    op_arr = np.flatnonzero(~is_const)
+    op_idx = op_arr.tolist()  # graph-order indices of the non-Const nodes
+    m = len(op_idx)
+    op_nodes = list(map(nodes.__getitem__, op_idx))
+    op_names = list(map(_name_of, op_nodes))
+    op_provs = list(map(provs.__getitem__, op_idx))
+    made = np.fromiter(map(bool, op_provs), dtype=bool, count=m)  # nodes a pass created
+    prov_at = np.flatnonzero(made).tolist()
     mode = "chunks"
-    paths: list[tuple[str, ...] | None] = []
-    if op_idx and sum(1 for name in op_names if "/" in name) >= SCOPE_SHARE * len(op_idx):
+    paths: list[tuple[str, ...] | None] = [()] * m
+    if m and sum(map(operator.contains, op_names, repeat("/"))) >= SCOPE_SHARE * m:
         mode = "scope"
         paths = _paths(op_names, "scope", cache, work)
-        paths = [None if provs[i] else p for i, p in zip(op_idx, paths, strict=True)]
-    elif op_idx:
+        for k in prov_at:
+            paths[k] = None
+    elif m:
         stems = _paths(op_names, "stem", cache, work)
-        keyed = [p[0] for p in stems if p is not None]
-        if len(keyed) >= STEM_SHARE * len(op_idx) and _contiguous(keyed):
+        keyed = list(map(_first, filter(None, stems)))
+        if len(keyed) >= STEM_SHARE * m and _contiguous(keyed):
             mode = "stem"
+            paths = list(stems)
             # a node a pass made goes under its stem (its name usually starts with the pattern's node names)
-            paths = [p[:1] if p is not None and provs[i] else p for i, p in zip(op_idx, stems, strict=True)]
+            for k in prov_at:
+                q = paths[k]
+                if q is not None:
+                    paths[k] = q[:1]
+    full: list[tuple[str, ...] | None] = paths if mode == "chunks" else list(paths)
+    pending_front: list[int] = []
+    if mode != "chunks":
+        # nodes without a path of their own: a neighbour's, else the previous node's in graph order (the last
+        # node before it that set one: not one a pass made, not an input or output); in one pass over them
+        no_path = np.fromiter(map(operator.not_, paths), dtype=bool, count=m)
+        special = np.flatnonzero(no_path | made).tolist()
+        common = np.where(~no_path & ~made, np.arange(m), -1)
+        last_common = np.maximum.accumulate(common).tolist() if m else []
+        op_pos = np.full(len(index_of), -1, dtype=np.int64)
+        op_pos[ids[op_arr]] = np.arange(m)
+        set_at, set_path = -1, ()  # the last special node that set the previous path
+        for k in special:
+            j = last_common[k - 1] if k else -1
+            prev = paths[j] if j > set_at else set_path
+            p = paths[k]
+            node = op_nodes[k]
+            if p is None:
+                if node._op_type in _BOUNDARY_OPS:
+                    full[k] = ()
+                    continue
+                for other in (*graph.successors(node), *graph.predecessors(node)):
+                    at = int(op_pos[other.id]) if other.id < len(op_pos) else -1
+                    q = paths[at] if at >= 0 else None
+                    if q is not None and not other.provenance:
+                        p = q[:1] if op_provs[k] and mode == "stem" else q
+                        break
+            if p is None:
+                if not prev:
+                    pending_front.append(k)
+                    continue
+                p = prev
+            full[k] = p
+            if not op_provs[k]:
+                set_at, set_path = k, p
+        j = last_common[-1] if m else -1
+        prev = paths[j] if j > set_at else set_path
+        for k in pending_front:
+            full[k] = prev
+    fused: dict[tuple[tuple[str, ...], str], tuple[str, ...]] = {}
+    for k in prov_at:
+        key = (full[k], op_provs[k])
+        q = fused.get(key)
+        if q is None:
+            q = fused[key] = (*key[0], f"\u27e8{key[1]}\u27e9")  # type: ignore[misc]
+        full[k] = q
     groups = [Group(0, graph.name or "model", "root", -1)]
     index: dict[tuple[str, ...], int] = {(): 0}
-    node_group = [-1] * n  # graph-order index -> group id (before simplification)
 
-    def group_for(p: tuple[str, ...], first: int) -> int:
-        gid = index.get(p)
-        if gid is not None:
-            return gid
+    def group_for(p: tuple[str, ...], first: int) -> None:
         parent = 0
         for depth in range(1, len(p) + 1):
             key = p[:depth]
@@ -717,69 +774,26 @@ def _derive(
                 groups[parent].children.append(gid)
                 index[key] = gid
             parent = gid
-        assert gid is not None
-        return gid
 
-    fused: dict[tuple[tuple[str, ...], str], tuple[str, ...]] = {}
-
-    def place(i: int, p: tuple[str, ...]) -> None:
-        prov = provs[i]
-        if prov:
-            key = (p, prov)
-            q = fused.get(key)
-            if q is None:
-                q = fused[key] = (*p, f"\u27e8{prov}\u27e9")
-            p = q
-        gid = index.get(p)
-        if gid is None:
-            gid = group_for(p, i)
-        node_group[i] = gid
-
-    if mode == "chunks":
-        for i in op_idx:
-            place(i, ())
+    # groups are made in the order their first node is placed (graph order, the nodes that took the previous
+    # path at the front last): children lists come out in graph order
+    if pending_front:
+        front = set(pending_front)
+        seq = [k for k in range(m) if k not in front] + pending_front
+        seq_paths = [full[k] for k in seq]
+        seq_first = [op_idx[k] for k in seq]
     else:
-        # nodes without a path of their own: a neighbour's, else the previous node's in graph order
-        own: dict[int, tuple[str, ...]] = {}  # node id -> path, for nodes with one (filled on first need)
-        own_ready = False
-        prev: tuple[str, ...] = ()
-        pending_front: list[int] = []
-        index_get = index.get
-        for i, p in zip(op_idx, paths, strict=True):
-            if p is not None and not provs[i]:  # the common case, inline
-                gid = index_get(p)
-                if gid is None:
-                    gid = group_for(p, i)
-                node_group[i] = gid
-                prev = p
-                continue
-            node = nodes[i]
-            if p is None:
-                if op_types[i] in _BOUNDARY_OPS:
-                    place(i, ())
-                    continue
-                if not own_ready:
-                    own = {nodes[j].id: q for j, q in zip(op_idx, paths, strict=True) if q is not None}
-                    own_ready = True
-                for other in (*graph.successors(node), *graph.predecessors(node)):
-                    q = own.get(other.id)
-                    if q is not None and not other.provenance:
-                        p = q[:1] if provs[i] and mode == "stem" else q
-                        break
-            if p is None:
-                if not prev:
-                    pending_front.append(i)
-                    continue
-                p = prev
-            place(i, p)
-            if not provs[i]:
-                prev = p
-        for i in pending_front:
-            place(i, prev)
+        seq_paths, seq_first = full, op_idx
+    first_at = dict(zip(reversed(seq_paths), reversed(seq_first), strict=True))  # path -> its first node
+    for p in dict.fromkeys(seq_paths):
+        if p not in index:
+            group_for(p, first_at[p])  # type: ignore[arg-type]
+    table = np.full(n, -1, dtype=np.int64)  # graph-order index -> group id (before simplification)
+    if m:
+        table[op_arr] = list(map(index.__getitem__, full))
     # Consts: the group of their first consumer (edges come by consumer position), else the root
     src, src_port, dst_index, dst_port = data = _data_edges(graph, ids)
     src_index = index_of[src]
-    table = np.array(node_group, dtype=np.int64)
     if is_const.any():
         from_const = np.flatnonzero(is_const[src_index])
         if len(from_const) and not is_const[dst_index[from_const]].any():
