@@ -209,7 +209,8 @@ def bench_browser(nodes: int, candidates: int, repeat: int) -> dict[str, Any]:
                     row.click,
                     f"el => el.querySelector('.gb-details').textContent.includes('candidate #{index} ')"
                     f" && el.querySelector('.gb-cand-sel[data-index=\"{index}\"]')"
-                    f" && el.querySelector('.gb-main-pane g.node.gb_sel')",
+                    # the drawing is in a shadow root (before that, in the pane itself)
+                    f" && (c => (c.shadowRoot || c).querySelector('g.node.gb_sel'))(el.querySelector('.gb-main-pane .gb-content'))",
                     f"el => ({settled})(el) && el.querySelector('.gb-details').textContent.includes('BeforeInferShape')")
                 # the floor: a request that changes next to nothing (the status line), click -> answer in
                 pending = root.get_attribute("data-pending")

@@ -98,7 +98,7 @@ function chip(status) {
 }
 
 // pan and zoom of one pane; listeners are told of every change (to link panes and move the minimap)
-function panZoom(pane, content) {
+function panZoom(pane, content, drawing) {
   const st = { s: 1, x: 0, y: 0, drag: null, moved: false };
   const listeners = [];
   const apply = (quiet) => {
@@ -122,7 +122,7 @@ function panZoom(pane, content) {
   });
   window.addEventListener("mouseup", () => { st.drag = null; });
   const size = () => {
-    const svg = content.querySelector("svg");
+    const svg = drawing.querySelector("svg");
     if (!svg) return null;
     return [svg.width.baseVal.value || 1, svg.height.baseVal.value || 1];
   };
@@ -327,8 +327,29 @@ function render({ model, el: root }) {
   body.append(passes, center, details);
   root.append(bar, body);
 
-  const pz = panZoom(pane, content);
-  const spz = panZoom(side, sideContent);
+  // The drawings live in shadow roots holding only the widget's stylesheet: restyling a thousand boxes (a pass
+  // click) then matches them against these rules alone, not against the thousands of rules of the notebook page
+  // (which made style recalculation several times slower). Theme variables still inherit from the widget.
+  const drawingRoot = (host) => {
+    const shadow = host.attachShadow({ mode: "open" });
+    try {
+      const sheet = new window.CSSStyleSheet();
+      sheet.replaceSync(model.get("_css") || "");
+      shadow.adoptedStyleSheets = [sheet];
+    } catch { // no constructable stylesheets: a copy of the rules in a style element
+      shadow.appendChild(el("style", null, model.get("_css") || ""));
+    }
+    return shadow;
+  };
+  const drawing = drawingRoot(content);
+  const sideDrawing = drawingRoot(sideContent);
+  const setDrawing = (shadow, text) => {
+    const keep = shadow.querySelector(":scope > style");
+    shadow.innerHTML = text;
+    if (keep) shadow.prepend(keep);
+  };
+  const pz = panZoom(pane, content, drawing);
+  const spz = panZoom(side, sideContent, sideDrawing);
   let linking = false;
   const linked = () => model.get("side_kind") === "diff";
   pz.onChange((st) => { if (linked() && !linking) { linking = true; spz.set(st); linking = false; } });
@@ -336,8 +357,8 @@ function render({ model, el: root }) {
   let lastFit = "first"; // how the drawing was last fitted (re-fitted the same way when the pane resizes)
   fitBtn.onclick = () => { lastFit = "whole"; pz.fit(true); if (!linked()) spz.fit(true); };
   const fitSelection = () => {
-    const sel = content.querySelectorAll("g.node.gb_sel, g.node.gb_clicked, g.node.gb_found");
-    const els = sel.length ? sel : content.querySelectorAll("g.node[data-gbhl]");
+    const sel = drawing.querySelectorAll("g.node.gb_sel, g.node.gb_clicked, g.node.gb_found");
+    const els = sel.length ? sel : drawing.querySelectorAll("g.node[data-gbhl]");
     if (pz.fitTo(els)) lastFit = "";
   };
   fitSelBtn.onclick = fitSelection;
@@ -439,7 +460,7 @@ function render({ model, el: root }) {
   let shownClicked = null;
   const applyHighlight = (preview) => {
     const hl = (preview && typeof preview === "object" ? preview : null) || model.get("highlight") || {};
-    const svg = content.querySelector("svg");
+    const svg = drawing.querySelector("svg");
     if (!svg) { shownHl = new Map(); shownClicked = null; return; }
     const ids = new Set();
     for (const [id, cls] of shownHl) if (hl[id] !== cls) ids.add(id);
@@ -472,7 +493,7 @@ function render({ model, el: root }) {
       centerQueued = true;
       requestAnimationFrame(() => {
         centerQueued = false;
-        const focus = content.querySelector("g.node.gb_sel") || shownClicked || content.querySelector("g.node[data-gbhl]");
+        const focus = drawing.querySelector("g.node.gb_sel") || shownClicked || drawing.querySelector("g.node[data-gbhl]");
         if (focus && !pz.visible(focus)) { lastFit = ""; pz.center(focus); }
       });
     }
@@ -480,9 +501,9 @@ function render({ model, el: root }) {
   let centerQueued = false;
   const applySideHighlight = () => {
     const hl = model.get("side_highlight") || {};
-    const svg = sideContent.querySelector("svg");
+    const svg = sideDrawing.querySelector("svg");
     if (!svg) return;
-    for (const g of sideContent.querySelectorAll("[data-gbhl]")) {
+    for (const g of sideDrawing.querySelectorAll("[data-gbhl]")) {
       for (const c of g.dataset.gbhl.split(" ")) if (c) g.classList.remove(c);
       delete g.dataset.gbhl;
     }
@@ -522,7 +543,7 @@ function render({ model, el: root }) {
     if (ids.length) model.send({ action: "names", pane: which, ids: ids.slice(0, 5000) });
   };
   const setNames = (which, names) => {
-    const svg = (which === "side" ? sideContent : content).querySelector("svg");
+    const svg = (which === "side" ? sideDrawing : drawing).querySelector("svg");
     if (!svg) return;
     for (const [id, name] of Object.entries(names)) {
       const g = svg.getElementById(id);
@@ -538,12 +559,12 @@ function render({ model, el: root }) {
     const my = ++svgSerial;
     const text = await inflate(model.get("svg_gz"));
     if (my !== svgSerial) return; // a newer drawing arrived while this one was inflating
-    content.innerHTML = text;
+    setDrawing(drawing, text);
     shownHl = new Map(); shownClicked = null;
     root.dataset.svgSerial = String(my);
     hasMini = !!text;
     if (text) rasterMinimap(text, my);
-    const svg = content.querySelector("svg");
+    const svg = drawing.querySelector("svg");
     if (svg) { addExpanders(svg); askNames(svg, "main"); }
     applyHighlight();
     applyGroupCounts();
@@ -557,11 +578,11 @@ function render({ model, el: root }) {
     const my = ++sideSerial;
     const text = await inflate(model.get("side_svg_gz"));
     if (my !== sideSerial) return; // only the latest side drawing is shown, never two
-    sideContent.innerHTML = text;
+    setDrawing(sideDrawing, text);
     side.dataset.serial = String(my);
     sideHead.textContent = model.get("side_title") || "";
     side.style.display = text ? "" : "none";
-    const svg = sideContent.querySelector("svg");
+    const svg = sideDrawing.querySelector("svg");
     if (svg) askNames(svg, "side");
     applySideHighlight();
     if (linked()) spz.set(pz.st); else spz.fit(false);
@@ -594,7 +615,7 @@ function render({ model, el: root }) {
   };
   // counts on group boxes: the selected pass's candidates (replaced) and the diff's changes under each box
   const applyGroupCounts = () => {
-    const svg = content.querySelector("svg");
+    const svg = drawing.querySelector("svg");
     if (!svg) return;
     const counts = model.get("group_counts") || {};
     for (const t of svg.querySelectorAll("text.gb-gcount")) t.remove();
@@ -617,7 +638,7 @@ function render({ model, el: root }) {
     }
   };
 
-  content.addEventListener("click", (ev) => {
+  drawing.addEventListener("click", (ev) => {
     if (pz.st.moved) return;
     const x = ev.target.closest ? ev.target.closest("g.gb-expand") : null;
     if (x) { request("expand", { node: parseInt(x.dataset.node, 10) }); return; }
@@ -630,7 +651,7 @@ function render({ model, el: root }) {
   });
 
   // the "after" pane of a side-by-side diff: a click shows the node and marks what it was made from
-  sideContent.addEventListener("click", (ev) => {
+  sideDrawing.addEventListener("click", (ev) => {
     if (spz.st.moved || !linked()) return;
     const g = ev.target.closest ? ev.target.closest("g.node") : null;
     if (!g || !g.id || g.id[0] !== "n") return;
@@ -882,7 +903,7 @@ function render({ model, el: root }) {
       a.onclick = (ev) => { ev.preventDefault(); request("show_source", { src: a.dataset.src }); };
     }
     for (const a of details.querySelectorAll("[data-goto]")) {
-      a.onclick = (ev) => { ev.preventDefault(); const g = content.querySelector("#" + CSS.escape(a.dataset.goto)); if (g) pz.center(g); };
+      a.onclick = (ev) => { ev.preventDefault(); const g = drawing.querySelector("#" + CSS.escape(a.dataset.goto)); if (g) pz.center(g); };
     }
   };
 
@@ -917,7 +938,7 @@ function render({ model, el: root }) {
     previewSel = r.i;
     details.innerHTML = candidateHtml(r);
     wireDetails();
-    const svg = content.querySelector("svg");
+    const svg = drawing.querySelector("svg");
     const hl = strip(model.get("highlight") || {}, (c) => SEL_CLASSES.has(c));
     for (const id of r.ids || []) {
       if (svg && svg.getElementById("n" + id)) hl["n" + id] = hl["n" + id] ? hl["n" + id] + " gb_sel" : "gb_sel";
