@@ -150,13 +150,20 @@ class LevelsMixin:
             if name:
                 cand: Counter[str] = Counter()
                 repl: Counter[str] = Counter()
+                box_of: dict[int | None, str | None] = {}  # a node's own group -> the box standing for it
+                group_of = h.group_of
                 for row in self.pass_rows(name):  # type: ignore[attr-defined]
                     if row.status == "LINT" or not row.target_ids:
                         continue
-                    item = h.item_at(view.level, row.target_ids[0])
-                    if item is None or item >= 0:
+                    nid = row.target_ids[0]
+                    gid = group_of.get(nid)
+                    if gid in box_of:
+                        el = box_of[gid]
+                    else:
+                        item = h.item_at(view.level, nid)
+                        el = box_of[gid] = f"g{-item - 1}" if item is not None and item < 0 else None
+                    if el is None:
                         continue
-                    el = f"g{-item - 1}"
                     cand[el] += 1
                     if row.status == "REPLACED":
                         repl[el] += 1
