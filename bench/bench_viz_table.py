@@ -18,10 +18,13 @@ Kernel side (what a click costs in Python, before anything is sent), the median 
 * ``filter`` / ``sort``: a status filter and a sort by status on ``Big``;
 * ``page``: one page of 80 rows at a random offset.
 
-``--browser`` adds the same two actions measured in the page: from the click to the new rows drawn (pass
-switch) and to the clicked row marked selected with the details filled (row click), including the kernel
-round trip. Targets (issue 14): pass switch <= 100 ms, row click <= 50 ms. Browser mode needs
-``/usr/bin/chromium`` and JupyterLab (the dev extra).
+``--browser`` adds the same two actions measured in the page, each twice: from the click to the state painted
+(pass switch: ``Big``'s rows and its colouring of the drawing; row click: the row marked, the candidate's
+details, its nodes marked), and from the click to the kernel's answer painted (the page draws what it already
+has at once: see "No stale state" in docs/workbench.md). All times are taken in the page, from the click's
+time stamp, checking the state each frame; the first round (which fills the caches) is reported apart. Targets
+(issue 14): pass switch <= 100 ms, row click <= 50 ms. Browser mode needs ``/usr/bin/chromium`` and JupyterLab
+(the dev extra).
 """
 
 from __future__ import annotations

@@ -222,10 +222,11 @@ function render({ model, el: root }) {
     root.dataset.seq = String(model.get("seq"));
     for (const f of ahead) dirty.add(f);
     ahead.clear();
-    previewSel = null;
+    previewSel = null; previewPos = null;
     flush();
   });
   let previewSel = null; // the candidate a click selected, until the kernel's answer is in
+  let previewPos = null; // and its position in the table (j/k keys step from there)
 
   // ------------------------------------------------------------------ toolbar
   const bar = el("div", "gb-bar");
@@ -946,6 +947,23 @@ function render({ model, el: root }) {
     applyHighlight(hl);
     ahead.add(applyHighlight); ahead.add(renderDetails); ahead.add(drawRows);
   };
+  // j/k: the next or previous row of the table as shown, when the page holds it (as step_candidate picks it)
+  const previewStep = (delta) => {
+    const sel = model.get("selected_candidate"), s = model.get("table_sel") || {};
+    let pos;
+    if (previewPos !== null) pos = previewPos;
+    else if (sel < 0) pos = -1;
+    else if (s.version === tbl.version && s.index === sel) pos = s.pos;
+    else return;
+    if (!tbl.total) return;
+    pos = pos < 0 ? (delta >= 0 ? 0 : tbl.total - 1) : Math.min(Math.max(pos + delta, 0), tbl.total - 1);
+    const r = rowAt(pos);
+    if (!r) return;
+    previewPos = pos;
+    previewCandidate(r);
+    scrollToPos(pos);
+    drawRows();
+  };
   // pass -> {serial, query, table, colours}: what the page drew for the pass the last time (kept for the drawing
   // it was drawn on only)
   const passSeen = new Map();
@@ -1043,8 +1061,8 @@ function render({ model, el: root }) {
     if (ev.target === stepRange && /^(Arrow|Page|Home$|End$)/.test(ev.key)) { ev.stopPropagation(); return; }
     if (tag === "INPUT" || tag === "SELECT" || tag === "TEXTAREA" || ev.ctrlKey || ev.metaKey || ev.altKey) return;
     let done = true;
-    if (ev.key === "j" || ev.key === "ArrowDown") request("step_candidate", { delta: 1 });
-    else if (ev.key === "k" || ev.key === "ArrowUp") request("step_candidate", { delta: -1 });
+    if (ev.key === "j" || ev.key === "ArrowDown") { request("step_candidate", { delta: 1 }); previewStep(1); }
+    else if (ev.key === "k" || ev.key === "ArrowUp") { request("step_candidate", { delta: -1 }); previewStep(-1); }
     else if (ev.key === "n") request("next_rewrite", { delta: 1 });
     else if (ev.key === "N" || ev.key === "p") request("next_rewrite", { delta: -1 });
     else if (ev.key === "Backspace" || ev.key === "b") request("back");
