@@ -199,6 +199,7 @@ class Hierarchy:
         ]
         self._levels = {}
         self._ops: dict[int, Counter[str]] = {}
+        self._boxes: dict[int, list[str | None]] = {}
         self.work: dict[str, int] = dict(work or {})
         self.work.setdefault("levels_indexed", 0)
         self.work.setdefault("python_edges", 0)
@@ -282,27 +283,43 @@ class Hierarchy:
     # ------------------------------------------------------------------ edges per level
     def _euler(self) -> tuple[np.ndarray, np.ndarray]:
         """Depth-first entry and exit numbers of the groups (children in order): group ``g`` is under group ``a``
-        when ``tin[a] <= tin[g] < tout[a]``. O(groups), once."""
+        when ``tin[a] <= tin[g] < tout[a]``. Array work per depth (the groups are numbered breadth first, so a
+        depth's groups come by parent, siblings in order), once."""
         if self._tin is None:
-            n = len(self.groups)
-            tin = [0] * n
-            tout = [0] * n
             groups = self.groups
-            clock = 0
-            stack: list[tuple[int, bool]] = [(0, False)]
-            while stack:
-                gid, done = stack.pop()
-                if done:
-                    tout[gid] = clock
-                    continue
-                tin[gid] = clock
-                clock += 1
-                stack.append((gid, True))
-                stack.extend((c, False) for c in reversed(groups[gid].children))
-            self._tin = np.array(tin, dtype=np.int64)
-            self._tout = np.array(tout, dtype=np.int64)
+            n = len(groups)
+            parent = np.fromiter((g.parent for g in groups), dtype=np.int64, count=n)
+            depth = np.array(self._depth, dtype=np.int64)
+            size = np.ones(n, dtype=np.int64)  # groups in each subtree
+            by_depth = [np.flatnonzero(depth == d) for d in range(int(depth.max()) + 1)] if n else []
+            for at in reversed(by_depth[1:]):
+                np.add.at(size, parent[at], size[at])
+            tin = np.zeros(n, dtype=np.int64)
+            for at in by_depth[1:]:
+                p, sz = parent[at], size[at]
+                before = np.cumsum(sz) - sz  # subtree sizes of the groups before, at this depth
+                starts = np.flatnonzero(np.r_[True, p[1:] != p[:-1]])  # each parent's first child
+                first_before = np.repeat(before[starts], np.diff(np.r_[starts, len(at)]))
+                tin[at] = tin[p] + 1 + before - first_before
+            self._tin, self._tout = tin, tin + size
         assert self._tout is not None
         return self._tin, self._tout
+
+    def group_boxes(self, level: int) -> list[str | None]:
+        """Group id -> element id of the box of level ``level`` holding it (None for the level itself and for
+        groups not under it). O(groups) array work once per level, then O(1) per read."""
+        boxes = self._boxes.get(level)
+        if boxes is None:
+            tin, tout = self._euler()
+            grp = self.groups[level]
+            out = np.full(len(self.groups), None, dtype=object)
+            if grp.children:
+                child_tin = tin[np.array(grp.children, dtype=np.int64)]
+                under = np.flatnonzero((tin > tin[level]) & (tin < tout[level]))
+                pos = np.searchsorted(child_tin, tin[under], side="right") - 1
+                out[under] = np.array([group_element_id(c) for c in grp.children], dtype=object)[pos]
+            boxes = self._boxes[level] = out.tolist()
+        return boxes
 
     def _edges_of(self) -> _Edges:
         if self._edge_arrays is None:  # a hierarchy built without them (never by derive_hierarchy)
@@ -496,31 +513,28 @@ class Hierarchy:
         return out
 
 
-_UNSEEN = object()
-
-
 class _LevelElements(Mapping[int, str]):
-    """Node id -> element id of the item standing for it in one level (lazy: O(depth) per lookup)."""
+    """Node id -> element id of the item standing for it in one level (lazy: O(1) per lookup)."""
 
     def __init__(self, hierarchy: Hierarchy, level: int, folded: dict[int, int]) -> None:
         self._h = hierarchy
         self._level = level
         self._folded = folded
-        self._by_group: dict[int, str | None] = {}  # a node's own group -> the box standing for it (memo)
+        self._group_of = hierarchy.group_of
+        self._boxes: list[str | None] | None = None  # group id -> the box standing for it (on first need)
 
     def get(self, node_id: int, default: str | None = None) -> str | None:  # type: ignore[override]
-        """The element standing for ``node_id``, or ``default``. O(1) after the first node of its group; the
-        workbench reads it for every node a pass colours."""
-        gid = self._h.group_of.get(node_id)
+        """The element standing for ``node_id``, or ``default``. O(1) (the workbench reads it for every node a
+        pass colours)."""
+        gid = self._group_of.get(node_id)
         if gid is None:
             return default
         if gid == self._level:
             return node_element_id(self._folded.get(node_id, node_id))
-        el = self._by_group.get(gid, _UNSEEN)
-        if el is _UNSEEN:
-            item = self._h.item_at(self._level, node_id)
-            el = self._by_group[gid] = group_element_id(-item - 1) if item is not None else None
-        return default if el is None else el  # type: ignore[return-value]
+        if self._boxes is None:
+            self._boxes = self._h.group_boxes(self._level)
+        el = self._boxes[gid]
+        return default if el is None else el
 
     def __getitem__(self, node_id: int) -> str:
         el = self.get(node_id)

@@ -150,18 +150,13 @@ class LevelsMixin:
             if name:
                 cand: Counter[str] = Counter()
                 repl: Counter[str] = Counter()
-                box_of: dict[int | None, str | None] = {}  # a node's own group -> the box standing for it
+                boxes = h.group_boxes(view.level)
                 group_of = h.group_of
                 for row in self.pass_rows(name):  # type: ignore[attr-defined]
                     if row.status == "LINT" or not row.target_ids:
                         continue
-                    nid = row.target_ids[0]
-                    gid = group_of.get(nid)
-                    if gid in box_of:
-                        el = box_of[gid]
-                    else:
-                        item = h.item_at(view.level, nid)
-                        el = box_of[gid] = f"g{-item - 1}" if item is not None and item < 0 else None
+                    gid = group_of.get(row.target_ids[0])
+                    el = boxes[gid] if gid is not None else None
                     if el is None:
                         continue
                     cand[el] += 1
@@ -172,11 +167,13 @@ class LevelsMixin:
             self._count_cache[1][key] = {el: dict(c) for el, c in counts.items()}
         sticky = getattr(self, "_sticky", {}) or {}
         diff = Counter()
+        boxes = h.group_boxes(view.level) if sticky else []
         for nid, cls in sticky.items():
             if str(cls).startswith("gb_diff"):
-                item = h.item_at(view.level, nid)
-                if item is not None and item < 0:
-                    diff[f"g{-item - 1}"] += 1
+                gid = h.group_of.get(nid)
+                el = boxes[gid] if gid is not None else None
+                if el is not None:
+                    diff[el] += 1
         for el, d in diff.items():
             counts.setdefault(el, {"candidates": 0, "replaced": 0})["diff"] = d
         if counts != self.group_counts:
