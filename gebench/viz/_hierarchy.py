@@ -268,15 +268,15 @@ class Hierarchy:
         (depth first, children in graph order). O(min(size, sample)) the first time, then cached."""
         ops = self._ops.get(gid)
         if ops is None:
-            ops = Counter()
-            seen = 0
+            ids: list[int] = []
             stack = [gid]
-            node = self.graph.node
-            while stack and seen < sample:
+            while stack and len(ids) < sample:
                 g = self.groups[stack.pop()]
                 stack.extend(reversed(g.children))
-                seen += len(g.nodes)
-                ops.update(op for op in (node(nid).op_type for nid in g.nodes) if op not in CONST_OP_TYPES)
+                ids.extend(g.nodes)
+            ops = Counter(map(_op_of, map(self.graph._nodes.__getitem__, ids)))
+            for op in CONST_OP_TYPES:
+                ops.pop(op, None)
             self._ops[gid] = ops
         return [op for op, _ in ops.most_common(k)]
 
