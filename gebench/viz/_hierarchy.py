@@ -573,13 +573,17 @@ def _data_edges(graph: ir.Graph, ids: np.ndarray) -> tuple[np.ndarray, np.ndarra
     and port (the order of ``Graph.data_edges``). Reads the producer table in bulk: O(n + e) C-level work."""
     rows = list(map(graph._producers.__getitem__, ids.tolist()))
     lens = np.fromiter(map(len, rows), dtype=np.int64, count=len(rows))
-    flat = list(chain.from_iterable(rows))
-    pairs = np.array(list(chain.from_iterable(filter(None, flat))), dtype=np.int64)
+    total = int(lens.sum())
     dst = np.repeat(np.arange(len(rows), dtype=np.int64), lens)
     starts = np.cumsum(lens) - lens
-    dst_port = np.arange(len(flat), dtype=np.int64) - np.repeat(starts, lens)
-    if 2 * len(flat) == len(pairs):  # every input fed (the usual graph)
+    dst_port = np.arange(total, dtype=np.int64) - np.repeat(starts, lens)
+    try:  # every input fed (the usual graph): the rows' (producer, port) pairs in one C-level pass
+        pairs = np.fromiter(chain.from_iterable(chain.from_iterable(rows)), dtype=np.int64, count=2 * total)
         return pairs[0::2], pairs[1::2], dst, dst_port
+    except TypeError:  # an unfed input (None)
+        pass
+    flat = list(chain.from_iterable(rows))
+    pairs = np.array(list(chain.from_iterable(filter(None, flat))), dtype=np.int64)
     fed = np.fromiter(map(operator.truth, flat), dtype=bool, count=len(flat))
     return pairs[0::2], pairs[1::2], dst[fed], dst_port[fed]
 
