@@ -48,9 +48,9 @@ class RunToolsImpl:
         return check_captured_rewrite(region, graph, added)
 
     def graph_after_rewrite(self, run: Any, pass_name: str, k: int) -> Any:
-        from gebench.debug import graph_after_rewrite
+        from gebench.debug.replay import graph_after_rewrite_ir
 
-        return graph_after_rewrite(run, pass_name, k)
+        return graph_after_rewrite_ir(run, pass_name, k)
 
     def repro_bundle(self, run: Any, candidate: Any, directory: Any, **kwargs: Any) -> Any:
         from gebench.debug import repro_bundle

@@ -4,8 +4,9 @@ The reference executor (``gebench.exec``) and the debugging tools (``gebench.deb
 they read runs, replay them through :func:`gebench.fusion.runtime.execute` and execute graphs. ``Run.verify``,
 ``Run.graph_after_rewrite``, ``Run.repro_bundle``, ``Run.bisect_numerics`` and ``compile(..., verify=True)``
 reach them through :class:`RunTools`, which ``import gebench`` provides (:mod:`gebench._wiring`); the entry
-points themselves are ``gebench.exec.equivalence.verify_run`` and ``gebench.debug.graph_after_rewrite``,
-``repro_bundle``, ``bisect_numerics``.
+points themselves are ``gebench.exec.equivalence.verify_run`` and ``gebench.debug.replay.graph_after_rewrite_ir``
+(the IR graph; ``Run.graph_after_rewrite`` wraps it as ``Run.graph`` does), ``gebench.debug.repro_bundle`` and
+``bisect_numerics``.
 """
 
 from __future__ import annotations
@@ -40,7 +41,7 @@ class RunTools(Protocol):
         ``max_abs``, ``max_rel``, ``cases``, ``failing_inputs``."""
 
     def graph_after_rewrite(self, run: Run, pass_name: str, k: int) -> ir.Graph:
-        """The graph after the ``k``-th rewrite of ``pass_name``, by replaying ``run``."""
+        """The IR graph after the ``k``-th rewrite of ``pass_name``, by replaying ``run``."""
 
     def repro_bundle(self, run: Run, candidate: Any, directory: Any, **kwargs: Any) -> Any:
         """Write a folder reproducing ``candidate``'s verdict on the smallest graph around it."""

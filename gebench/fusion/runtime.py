@@ -323,8 +323,9 @@ class _RunState:
 class Run:
     """The outcome of compiling a graph through the custom-pass stages.
 
-    ``graph`` and ``snapshots`` hand out ``ge.graph.Graph`` views; ``.ir`` on any of them is the IR graph
-    (``run.graph.ir``). ``ir_graph`` and ``ir_snapshots`` hold the same IR graphs for gebench's own code.
+    ``graph``, ``snapshots``, ``partial_graph`` and ``graph_after_rewrite()`` hand out ``ge.graph.Graph`` views;
+    ``.ir`` on any of them is the IR graph (``run.graph.ir``). ``ir_graph``, ``ir_snapshots``, ``ir_partial_graph``
+    and ``ir_graph_after_rewrite()`` give the same IR graphs for gebench's own code.
 
     Attributes:
         status: ``"SUCCESS"`` or ``"FAILED"`` (where GE would fail the compile).
@@ -334,8 +335,8 @@ class Run:
         ledger: every candidate, verdict, rewrite and lint.
         load_errors: pass files that failed to load (with file, line and exception).
         passes: descriptors of the passes that took part, in execution order per stage.
-        partial_graph: for a failed ``FusionBasePass.run``, its half-edited graph (the run's graph is the
-            state before that call); else None.
+        partial_graph: for a failed ``FusionBasePass.run``, its half-edited graph as a ``ge.graph.Graph`` view (the
+            run's graph is the state before that call); else None. ``ir_partial_graph`` is its IR graph.
     """
 
     def __init__(self, *, graph: ir.Graph, snapshots: Mapping[str, ir.Graph], ledger: Any, status: str,
@@ -352,7 +353,7 @@ class Run:
         self.load_errors = load_errors
         self.passes = passes
         self.pass_results = pass_results
-        self.partial_graph = partial_graph
+        self.ir_partial_graph = partial_graph
         self.timings = timings  # gebench.fusion.timing.RunTimings (None for a Run built elsewhere)
         #: what ``execute`` was given besides graph and passes, for replays (``gebench.debug.replay``)
         self.replay_args: dict[str, Any] = {}
@@ -367,6 +368,12 @@ class Run:
     def graph(self) -> Any:
         """The resulting graph as a ``ge.graph.Graph`` view (``run.graph.ir``: the IR graph, as ``ir_graph``)."""
         return pass_api().wrap_graph(self.ir_graph)
+
+    @property
+    def partial_graph(self) -> Any:
+        """For a failed ``FusionBasePass.run``, its half-edited graph as a ``ge.graph.Graph`` view (``.ir``: the IR
+        graph, as ``ir_partial_graph``); None otherwise."""
+        return None if self.ir_partial_graph is None else pass_api().wrap_graph(self.ir_partial_graph)
 
     @property
     def snapshots(self) -> Mapping[str, Any]:
@@ -411,12 +418,21 @@ class Run:
             "ledger": self.ledger.to_dict(),
         }
 
-    def graph_after_rewrite(self, pass_name: str, k: int) -> ir.Graph:
+    def graph_after_rewrite(self, pass_name: str, k: int) -> Any:
         """The graph after the ``k``-th rewrite (1-based; 0: just before the first) of pass ``pass_name``, made by
-        replaying the run up to it (:func:`gebench.debug.graph_after_rewrite`: one compile of the input).
+        replaying the run up to it (:func:`gebench.debug.graph_after_rewrite`: one compile of the input), as a
+        ``ge.graph.Graph`` view (``.ir``: its IR graph, as :meth:`ir_graph_after_rewrite` returns it).
 
         Raises:
             gebench.debug.ReplayError: the pass did fewer rewrites, or the run cannot be replayed.
+        """
+        return pass_api().wrap_graph(self.ir_graph_after_rewrite(pass_name, k))
+
+    def ir_graph_after_rewrite(self, pass_name: str, k: int) -> ir.Graph:
+        """:meth:`graph_after_rewrite` as the ``ir.Graph`` itself (the replay's graph), for gebench's own code.
+
+        Raises:
+            gebench.debug.ReplayError: as :meth:`graph_after_rewrite`.
         """
         return run_tools().graph_after_rewrite(self, pass_name, k)
 

@@ -404,7 +404,7 @@ class DebuggingMixin:
             self._refresh_highlight()
 
     def graph_after_rewrite(self, pass_name: str, k: int) -> ir.Graph:
-        """``run.graph_after_rewrite(pass_name, k)``, kept: a ``(pass, k)`` seen before costs nothing, a new one a
+        """``run.ir_graph_after_rewrite(pass_name, k)``, kept: a ``(pass, k)`` seen before costs nothing, a new one a
         replay (one compile). At most :data:`STEP_CACHE` graphs are kept per run.
 
         Raises:
@@ -419,7 +419,7 @@ class DebuggingMixin:
         graph = cache.get(key)
         if graph is None:
             with self._progress(f"replaying up to rewrite {k} of {pass_name}"):
-                graph = self.run.graph_after_rewrite(pass_name, k)
+                graph = self.run.ir_graph_after_rewrite(pass_name, k)
             cache[key] = graph
             while len(cache) > STEP_CACHE:
                 cache.popitem(last=False)

@@ -344,7 +344,7 @@ class Workbench(LevelsMixin, DebuggingMixin, anywidget.AnyWidget):
         merged = gebench.Run(graph=new.ir_graph, snapshots=snaps, ledger=ledger, status=new.status,
                              failed_pass=new.failed_pass, failed_stage=new.failed_stage,
                              failure_reason=new.failure_reason, load_errors=list(new.load_errors),
-                             passes=list(new.passes), pass_results=results, partial_graph=new.partial_graph)
+                             passes=list(new.passes), pass_results=results, partial_graph=new.ir_partial_graph)
         # replays (gebench.debug) start from PreRunBegin, so they run every stage the full compile would
         merged.replay_args = {**new.replay_args, "stages": kwargs.get("stages")}
         return merged
