@@ -11,7 +11,7 @@ Costs (n ledger rows, m rows of the selected pass, t target ids in all):
 * :meth:`CandidateTable.order`: O(m log m) for a sort, O(m) for a filter (numpy);
 * :meth:`CandidateTable.rows_with_status`: O(m) numpy (a pass's rewrites for the rewrite slider);
 * :meth:`CandidateTable.page`: O(page size);
-* :meth:`CandidateTable.pass_status`: O(t_pass) numpy the first time per pass, cached.
+* :meth:`CandidateTable.pass_status`: O(t + t_pass) numpy the first time per pass (no sort), cached.
 """
 
 from __future__ import annotations
@@ -188,17 +188,20 @@ class CandidateTable:
         rows = self.rows_of(pass_name)
         out: dict[int, str] = {}
         if len(rows) and len(self._tgt_node):
-            mask = np.isin(self._tgt_row, rows)
+            of_pass = np.zeros(len(self.rows), dtype=bool)
+            of_pass[rows] = True
+            mask = of_pass[self._tgt_row] & (self._tgt_node >= 0)  # (a negative id is no drawn node)
             nodes, row_of = self._tgt_node[mask], self._tgt_row[mask]
-            rank = self._rank[row_of]
-            # per node, the target of the lowest rank: sort by (node, rank), take each node's first
-            by = np.lexsort((rank, nodes))
-            nodes, row_of = nodes[by], row_of[by]
-            first = np.ones(len(nodes), dtype=bool)
-            first[1:] = nodes[1:] != nodes[:-1]
-            names = self.status_names
-            classes = ["gb_st_" + STATUS_CLASS.get(s, "other") for s in names]
-            out = dict(zip(nodes[first].tolist(), (classes[c] for c in self._status[row_of[first]].tolist())))
+            if len(nodes):
+                # per node, the target of the lowest (rank, ledger index): the minimum of rank * n + row, O(t_pass)
+                n = len(self.rows)
+                none = np.iinfo(np.int64).max
+                best = np.full(int(nodes.max()) + 1, none, dtype=np.int64)
+                np.minimum.at(best, nodes, self._rank[row_of] * n + row_of)
+                hit = np.flatnonzero(best != none)
+                names = self.status_names
+                classes = ["gb_st_" + STATUS_CLASS.get(s, "other") for s in names]
+                out = dict(zip(hit.tolist(), (classes[c] for c in self._status[best[hit] % n].tolist())))
         self._pass_status[pass_name] = out
         return out
 
