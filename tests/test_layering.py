@@ -1,9 +1,11 @@
 """The layers of ``docs/architecture.md`` hold: imports run one way, top to bottom.
 
-``ge`` (the facade), ``api``, ``cli``, ``viz``, ``debug`` and ``exec`` sit on top of the core ``fusion``, which sits
-on top of ``ops`` and ``ir``. Every import counts, also one inside a function and one spelled as a string for
-``importlib.import_module``/``__import__``: the core reaches the layers above only through the protocols it declares
-(``fusion.plugins.api.PassApi``, ``fusion.run_tools.RunTools``), which ``import gebench`` fills.
+``ge`` (the facade), ``api``, ``cli``, ``viz``, ``debug``, ``sweep`` and ``compare`` sit on top of the core
+``fusion`` and of ``exec`` and ``io`` beside it (``exec`` may import ``io``, nothing else of the three imports
+another), which sit on top of ``ops`` and ``ir``. Every import counts, also one inside a function and one spelled as
+a string for ``importlib.import_module``/``__import__``: the core reaches the layers above only through the
+protocols it declares (``fusion.plugins.api.PassApi``, ``fusion.run_tools.RunTools``), which ``import gebench``
+fills, and ``api`` reads ``io``'s readers (``gebench.io.FILE_LOADERS``) rather than ``io`` registering them.
 """
 
 from __future__ import annotations
@@ -17,11 +19,16 @@ import pytest
 
 PKG = Path(__file__).resolve().parent.parent / "gebench"
 
-#: Packages above the core: nothing in the core or below may import them.
-UPPER = ("gebench.ge", "gebench.api", "gebench.cli", "gebench.viz", "gebench.debug", "gebench.exec", "ge")
+#: The top layer: nothing in the core, in exec and io or below them may import it.
+TOP = ("gebench.ge", "gebench.api", "gebench.cli", "gebench.viz", "gebench.debug", "gebench.sweep",
+       "gebench.compare", "ge")
+#: Packages above the core (the top layer, and exec and io beside the core): the core does not import them.
+UPPER = (*TOP, "gebench.exec", "gebench.io")
 #: lower package -> what it must not import
 FORBIDDEN = {
     "gebench.fusion": UPPER,
+    "gebench.exec": (*TOP, "gebench.fusion"),
+    "gebench.io": (*TOP, "gebench.fusion", "gebench.exec"),
     "gebench.ops": (*UPPER, "gebench.fusion"),
     "gebench.ir": (*UPPER, "gebench.fusion", "gebench.ops"),
 }
@@ -162,3 +169,47 @@ def test_a_slot_makes_its_implementation_once_and_says_when_nothing_fills_it() -
     for t in threads:
         t.join()
     assert len(made) == 1 and all(g is made[0] for g in got)
+
+
+def test_io_imports_no_layer_above_it_and_api_reads_its_readers(tmp_path: Path, monkeypatch) -> None:
+    """``import gebench.io`` loads nothing of ``api``, the facade, the core or the layers above beyond what
+    ``import gebench`` (the composition root) loads; ``gebench.load`` finds io's readers in
+    ``gebench.io.FILE_LOADERS`` by itself, and a loader registered with ``gebench.register_loader`` replaces one."""
+    code = ("import sys, gebench\n"
+            "before = set(sys.modules)\n"
+            "import gebench.io\n"
+            "above = ('gebench.api', 'gebench.ge', 'gebench.fusion', 'gebench.exec', 'gebench.cli', 'gebench.viz',"
+            " 'gebench.debug', 'gebench.sweep', 'gebench.compare', 'ge')\n"
+            "print(','.join(sorted(m for m in set(sys.modules) - before if m.split('.')[0] == 'ge'"
+            " or any(m == a or m.startswith(a + '.') for a in above))))\n")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120, check=True)
+    assert out.stdout.strip() == ""
+
+    import gebench
+    from gebench import api, io, ir
+
+    assert set(io.FILE_LOADERS) == {".onnx", ".air", ".pbtxt", ".txt"}
+    model = PKG.parent / "assets" / "add_zero.onnx"
+    assert gebench.load(model).find_node_by_name("add_zero").type == "Add"  # io's ONNX reader
+    monkeypatch.setitem(api._LOADERS, ".onnx", lambda path: ir.parse_text("graph mine\n"))
+    assert gebench.load(model).name == "mine"  # a registered loader wins over io's
+    monkeypatch.undo()
+    assert gebench.load(model).name != "mine"
+
+
+def test_ges_stage_and_dump_names_have_one_home() -> None:
+    """``fusion/stages.py`` holds GE's stage and dump-point names; the runtime re-exports them, and exec (beside the
+    core, so it cannot import them) keeps an equal copy."""
+    from gebench.exec import equivalence
+    from gebench.fusion import runtime, stages
+
+    assert (runtime.STAGE_ORDER, runtime.DUMP_SUFFIXES, runtime.PRE_RUN_SUFFIX) == (
+        stages.STAGE_ORDER, stages.DUMP_SUFFIXES, stages.PRE_RUN_SUFFIX)
+    assert runtime.DUMP_SUFFIXES is stages.DUMP_SUFFIXES
+    assert tuple(stages.DUMP_SUFFIXES) == stages.STAGE_ORDER
+    assert equivalence._STAGE_ORDER == stages.DUMP_ORDER
+    names = {"other": 0, "RunCustomPassAfterOriginGraphOptimize": 1, "PreRunBegin": 2,
+             "RunCustomPassBeforeInfershape": 3}
+    assert list(stages.in_dump_order(names)) == ["PreRunBegin", "RunCustomPassBeforeInfershape",
+                                                 "RunCustomPassAfterOriginGraphOptimize", "other"]
+    assert [m for _, m in _imports(PKG / "fusion" / "stages.py") if m.startswith("gebench")] == []

@@ -183,7 +183,7 @@ def format_summary(run: Any) -> str:
     for err in run.load_errors:
         lines.append(f"  load error: {err}")
     summary = run.summary()
-    from gebench.fusion.runtime import STAGE_ORDER
+    from gebench.fusion.stages import STAGE_ORDER
 
     def order(desc: Any) -> tuple[int, bytes]:
         stage = getattr(desc.stage, "value", str(desc.stage))

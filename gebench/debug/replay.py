@@ -33,7 +33,8 @@ from typing import Any
 from gebench import ir
 from gebench.fusion.ledger import CandidateStatus
 from gebench.fusion.plugins.api import pass_api
-from gebench.fusion.runtime import PRE_RUN_SUFFIX, REPLAY_STOP, Run, execute
+from gebench.fusion.runtime import REPLAY_STOP, Run, execute
+from gebench.fusion.stages import PRE_RUN_SUFFIX
 
 __all__ = ["ReplayError", "RewriteStep", "graph_after_rewrite", "graph_after_rewrite_ir", "graph_after_rewrites",
            "graph_after_rewrites_ir", "input_graph", "input_graph_ir", "replay", "rewrite_records", "stopped_by_cap"]

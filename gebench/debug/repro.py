@@ -39,7 +39,8 @@ from gebench import ir
 from gebench.exec.equivalence import capture_rewrite
 from gebench.fusion.ledger import CandidateStatus
 from gebench.fusion.plugins.api import pass_api
-from gebench.fusion.runtime import STAGE_ORDER, Run
+from gebench.fusion.runtime import Run
+from gebench.fusion.stages import STAGE_ORDER
 from gebench.io.air import save_air
 from gebench.io.ge_dump import dump_text
 from gebench.io.onnx_export import OnnxExportError, save_onnx

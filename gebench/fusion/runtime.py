@@ -39,6 +39,7 @@ from gebench.fusion.plugins.descriptor import (
 )
 from gebench.fusion.run_tools import run_tools
 from gebench.fusion.snapshots import SnapshotMap
+from gebench.fusion.stages import DUMP_SUFFIXES, PRE_RUN_SUFFIX, STAGE_ORDER  # GE's names (re-exported here)
 from gebench.progress import ProgressCallback
 from gebench.progress import step as progress_step
 
@@ -63,16 +64,6 @@ class PassStatus:
     FAILED = "FAILED"
 
 
-#: GE's stage values in execution order.
-STAGE_ORDER = ("BeforeInferShape", "AfterInferShape", "AfterBuiltinFusionPass", "AfterOriginGraphOptimize")
-#: The graph dump name GE writes after each stage (``PreRunBegin`` is written at compile entry).
-DUMP_SUFFIXES = {
-    "BeforeInferShape": "RunCustomPassBeforeInfershape",
-    "AfterInferShape": "RunCustomPass_AfterInferShape",
-    "AfterBuiltinFusionPass": "RunCustomPassAfterBuiltinFusionPass",
-    "AfterOriginGraphOptimize": "RunCustomPassAfterOriginGraphOptimize",
-}
-PRE_RUN_SUFFIX = "PreRunBegin"
 #: A pattern loop doing more than LOOP_LIMIT_BASE + 4 * (graph size) rewrites is taken to be endless.
 LOOP_LIMIT_BASE = 1000
 #: Stages that run after shape inference (a replacement there should call ``infer_shape``).
