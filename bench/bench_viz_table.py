@@ -186,22 +186,20 @@ def bench_browser(nodes: int, candidates: int, repeat: int) -> dict[str, Any]:
                 return [(t - t0) / 1000 for t in ts]
 
             big = "el.querySelector('.gb-cand[data-index]') && +el.querySelector('.gb-cand[data-index]').dataset.index >= 100"
-            switch, switch_done, click, click_done, floor, first, dom_rows, big_hl = [], [], [], [], [], {}, 0, -1
+            switch, switch_done, click, click_done, floor, first, dom_rows = [], [], [], [], [], {}, 0
             rnd = random.Random(2)
             for k in range(repeat + 1):
                 root.locator(".gb-pass[data-pass='Small']").click()
                 page.wait_for_function(settled, arg=root.element_handle())
                 version = root.get_attribute("data-table-version")
-                # painted: Big's rows (Big's ledger indices start at 100) and Big's colouring on the drawing (as
-                # many elements as the kernel colours); answered: the kernel's answer in and painted
+                # painted: Big's rows (Big's ledger indices start at 100) and Big's colouring on the drawing (the
+                # page says whose colours it shows); answered: the kernel's answer in and painted
                 shown, answered = timed(
                     root.locator(".gb-pass[data-pass='Big']").click,
                     f"el => el.dataset.tableVersion !== '{version}' && {big}"
                     f" && el.querySelectorAll('.gb-cand[data-index]').length > 5"
-                    f" && (el.dataset.hl === '{big_hl}' || {big_hl} < 0)",
+                    " && (el.dataset.hlPass === undefined || el.dataset.hlPass === 'Big')",
                     f"el => ({settled})(el) && el.dataset.tableVersion !== '{version}'")
-                if big_hl < 0:
-                    big_hl = int(root.get_attribute("data-hl") or -1)
                 dom_rows = root.locator(".gb-cand").count()
                 rows = root.locator(".gb-cand[data-index]")
                 row = rows.nth(rnd.randrange(min(10, rows.count())))

@@ -480,6 +480,8 @@ function render({ model, el: root }) {
       if (g.classList.contains("node")) setGlyph(g, now);
     }
     root.dataset.hl = String(shownHl.size);
+    // whose colours the drawing shows (a pass drawn ahead of the kernel's answer, else the selected pass)
+    root.dataset.hlPass = hl === preview ? (previewPassName ?? root.dataset.hlPass ?? "") : (model.get("selected_pass") || "");
     const sel = model.get("selected_node");
     const clicked = sel >= 0 ? svg.getElementById("n" + sel) : null;
     if (clicked !== shownClicked) {
@@ -967,6 +969,7 @@ function render({ model, el: root }) {
   // pass -> {serial, query, table, colours}: what the page drew for the pass the last time (kept for the drawing
   // it was drawn on only)
   const passSeen = new Map();
+  let previewPassName = null;
   const remember = () => {
     const t = model.get("table") || {};
     if (!fresh() || !t.pass || t.pass !== model.get("selected_pass")) return;
@@ -985,7 +988,9 @@ function render({ model, el: root }) {
     }
     const hl = strip(model.get("highlight") || {}, (c) => c.startsWith("gb_st_") || SEL_CLASSES.has(c));
     for (const [id, cls] of Object.entries(seen.colours)) hl[id] = hl[id] ? `${cls} ${hl[id]}` : cls;
+    previewPassName = name;
     applyHighlight(hl);
+    previewPassName = null;
     ahead.add(applyHighlight); ahead.add(renderDetails); ahead.add(renderTable); ahead.add(drawRows);
   };
 
