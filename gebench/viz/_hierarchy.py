@@ -789,16 +789,18 @@ def _derive(
     groups = [Group(0, graph.name or "model", "root", -1)]
     index: dict[tuple[str, ...], int] = {(): 0}
 
+    plain_kind = "stem" if mode == "stem" else "scope"
+
     def group_for(p: tuple[str, ...], first: int) -> None:
         parent = 0
         for depth in range(1, len(p) + 1):
-            key = p[:depth]
+            key = p[:depth] if depth < len(p) else p
             gid = index.get(key)
             if gid is None:
                 gid = len(groups)
                 label = key[-1]
-                kind = "pass" if label.startswith("\u27e8") else ("stem" if mode == "stem" else "scope")
-                groups.append(Group(gid, label, kind, parent, first=first))
+                kind = "pass" if label[:1] == "\u27e8" else plain_kind
+                groups.append(Group(gid, label, kind, parent, [], [], 0, first))
                 groups[parent].children.append(gid)
                 index[key] = gid
             parent = gid
@@ -896,17 +898,20 @@ def _renumber(groups: list[Group], table: np.ndarray) -> tuple[list[Group], np.n
     children (children keep their order)."""
     keep: list[Group] = [groups[0]]
     i = 0
+    at = groups.__getitem__
     while i < len(keep):
-        keep.extend(groups[c] for c in keep[i].children)
+        children = keep[i].children
+        if children:
+            keep.extend(map(at, children))
         i += 1
     new_id = np.full(len(groups), -1, dtype=np.int64)
-    for k, g in enumerate(keep):
-        new_id[g.id] = k
+    new_id[np.fromiter((g.id for g in keep), dtype=np.int64, count=len(keep))] = np.arange(len(keep))
     ids = new_id.tolist()
-    for g in keep:
-        g.id = ids[g.id]
+    for k, g in enumerate(keep):
+        g.id = k
         g.parent = ids[g.parent] if g.parent >= 0 else -1
-        g.children = [ids[c] for c in g.children]
+        if g.children:
+            g.children = list(map(ids.__getitem__, g.children))
     return keep, new_id[table]
 
 
