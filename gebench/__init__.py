@@ -3,11 +3,17 @@
 Importing gebench exposes its GE-compatible facade as the top-level package ``ge`` (unless another ``ge``
 package is already imported), so pass files written for GE import ``ge.passes``, ``ge.es`` and ``ge.graph``
 unchanged.
+
+Layers (``docs/architecture.md``): ``ge``, ``api``, ``cli``, ``viz``, ``debug``, ``exec`` on top of the core
+``fusion``, on top of ``ops`` and ``ir``; imports run downwards only. This package is the composition root:
+:mod:`gebench._wiring` gives the core the upper-layer implementations of the protocols it declares.
 """
 
+from . import _wiring
 from .ge import install as _install_ge
 
 _install_ge()
+_wiring.install()  # the core's protocols, filled by the facade, the executor and the debugging tools
 
 # Python API (gebench.api), resolved lazily so that `import gebench` stays cheap.
 _API_NAMES = ("load", "compile", "Run", "PassSet", "Workbench", "execute", "register_loader", "register_dump_writer",
@@ -19,7 +25,7 @@ __all__ = list(_API_NAMES)
 def __getattr__(name: str):  # noqa: ANN202 - PEP 562 hook
     if name in _API_NAMES:
         if name == "PassSet":
-            from .fusion.reload import PassSet as value
+            from .fusion.plugins.reload import PassSet as value
         elif name == "Workbench":
             from .viz import Workbench as value
         elif name == "execute":

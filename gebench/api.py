@@ -1,8 +1,8 @@
 """gebench's Python API: load a graph, compile it through custom passes, look at the result.
 
 ``load(path_or_graph)`` accepts a ``ge.graph.Graph`` (e.g. from ``GraphBuilder``), an ``ir.Graph``, the IR
-text form (a file or a string), and whatever other parts register with :func:`register_loader` (ONNX,
-GE dumps), and returns a ``ge.graph.Graph`` (GE's graph API; its ``.ir`` is gebench's IR graph).
+text form (a file or a string), the files :mod:`gebench.io` reads (ONNX, GE dumps, AIR: its ``FILE_LOADERS``)
+and whatever is registered with :func:`register_loader`, and returns a ``ge.graph.Graph`` (GE's graph API; its ``.ir`` is gebench's IR graph).
 ``compile(graph, passes=...)`` runs the passes through GE's stages and returns a
 :class:`~gebench.fusion.runtime.Run`.
 """
@@ -17,8 +17,9 @@ from typing import TYPE_CHECKING, Any
 
 from . import ir
 from ._atomic import write_text_atomically
-from .fusion.runtime import DUMP_SUFFIXES, PRE_RUN_SUFFIX, Run, execute
+from .fusion.runtime import Run, execute
 from .fusion.snapshots import checking_journals
+from .fusion.stages import in_dump_order
 from .progress import ProgressCallback, accepts_progress, step
 
 if TYPE_CHECKING:
@@ -49,8 +50,9 @@ TEXT_SUFFIXES = (".gir", ".ir", ".txt")
 def register_loader(suffixes: str | Iterable[str], fn: Loader) -> None:
     """Make :func:`load` read files with these suffixes (``".onnx"``) by ``fn(path) -> ir.Graph``.
 
-    ``fn`` may also return a ``ge.graph.Graph``. A later registration for a suffix replaces the earlier one.
-    Suffix matching is case-insensitive and also tries compound suffixes (``".pbtxt"``, ``".onnx.txt"``).
+    ``fn`` may also return a ``ge.graph.Graph``. A later registration for a suffix replaces the earlier one, and
+    any registration replaces gebench.io's reader of that suffix (``gebench.io.FILE_LOADERS``). Suffix matching
+    is case-insensitive and also tries compound suffixes (``".pbtxt"``, ``".onnx.txt"``).
     """
     if isinstance(suffixes, str):
         suffixes = [suffixes]
@@ -60,19 +62,38 @@ def register_loader(suffixes: str | Iterable[str], fn: Loader) -> None:
 
 
 def register_dump_writer(fn: DumpWriter) -> None:
-    """Make ``gebench compile --dump-dir`` (and :func:`write_dumps`) call ``fn(run, dump_dir) -> paths``."""
+    """Make ``gebench compile --dump-dir`` (and :func:`write_dumps`) call ``fn(run, dump_dir) -> paths`` too
+    (after gebench.io's writer of GE's dump files)."""
     _DUMP_WRITERS.append(fn)
 
 
-def _ensure_extensions() -> None:
-    """Import optional parts that register loaders/writers (gebench.io) if they are importable."""
-    import importlib
+def _ensure_extensions() -> Any:
+    """:mod:`gebench.io` (imported on first use: it needs onnx and protobuf), or None when it cannot be imported
+    (a partial install: :func:`load` then reads the IR text form and registered suffixes only)."""
+    try:
+        from . import io as gebench_io
+    except ImportError as exc:
+        _log.debug("gebench.io not importable; ONNX, GE dumps and AIR are not read or written: %s", exc)
+        return None
+    return gebench_io
 
-    for name in ("gebench.io",):
-        try:
-            importlib.import_module(name)
-        except ImportError as exc:
-            _log.debug("optional module %s not importable: %s", name, exc)
+
+def _loaders() -> dict[str, Loader]:
+    """Suffix -> loader: gebench.io's readers, replaced by those registered with :func:`register_loader`."""
+    gebench_io = _ensure_extensions()
+    return {**(gebench_io.FILE_LOADERS if gebench_io is not None else {}), **_LOADERS}
+
+
+def _dump_writers() -> list[DumpWriter]:
+    """gebench.io's writer of GE's dump files (when importable), then those of :func:`register_dump_writer`."""
+    return ([_write_ge_dumps] if _ensure_extensions() is not None else []) + _DUMP_WRITERS
+
+
+def _write_ge_dumps(run: Run, out_dir: Path, *, progress: Any = None) -> list[Path]:
+    """GE's dump files of every snapshot of ``run``, its dump points first (``gebench.io.write_dump_dir``)."""
+    from .io import write_dump_dir
+
+    return write_dump_dir(in_dump_order(run.ir_snapshots), out_dir, progress=progress)
 
 
 def _as_ir(value: Any, what: str) -> ir.Graph:
@@ -134,13 +155,13 @@ def _load_ir(path_or_graph: Any, *, progress: ProgressCallback | None = None) ->
                 except ValueError:
                     pass
             raise FileNotFoundError(f"gebench.load: {text!r} does not exist")
-        _ensure_extensions()
+        loaders = _loaders()
         name = path.name.lower()
         try:
             with step(progress, f"load {path.name}") as counts:
-                for suffix in sorted(_LOADERS, key=len, reverse=True):
+                for suffix in sorted(loaders, key=len, reverse=True):
                     if name.endswith(suffix):
-                        loader = _LOADERS[suffix]
+                        loader = loaders[suffix]
                         if counts is not None and accepts_progress(loader):
                             return _as_ir(loader(path, progress=counts), f"loader for {suffix}")
                         return _as_ir(loader(path), f"loader for {suffix}")
@@ -157,18 +178,18 @@ def _load_ir(path_or_graph: Any, *, progress: ProgressCallback | None = None) ->
 
 
 def _known_suffixes() -> set[str]:
-    return {*TEXT_SUFFIXES, *_LOADERS}
+    return {*TEXT_SUFFIXES, *_loaders()}
 
 
 def resolve_passes(passes: Any) -> tuple[list[Any], list[Any], Any]:
     """Turn ``passes`` into (descriptors, load errors, PassSet or None).
 
-    Accepts None (``ASCEND_GE_PY_PASS_PATH``), a :class:`~gebench.fusion.reload.PassSet`, a path string
+    Accepts None (``ASCEND_GE_PY_PASS_PATH``), a :class:`~gebench.fusion.plugins.reload.PassSet`, a path string
     (``os.pathsep``-separated), a path, or an iterable mixing paths, pass classes (decorated with
     ``register_*_pass``) and ``PassDescriptor`` objects.
     """
-    from .fusion.reload import PassSet
-    from .ge.passes.registry import PassDescriptor
+    from .fusion.plugins.descriptor import PassDescriptor
+    from .fusion.plugins.reload import PassSet
 
     if isinstance(passes, PassSet):
         return passes.descriptors(), passes.errors, passes
@@ -196,7 +217,7 @@ def resolve_passes(passes: Any) -> tuple[list[Any], list[Any], Any]:
     unique = []
     for d in descriptors:
         if d.pass_name in seen:
-            from .fusion.loader import PassLoadError
+            from .fusion.plugins.scan import PassLoadError
 
             errors.append(PassLoadError(_class_file(d.cls), 0, ValueError(
                 f"duplicate pass name {d.pass_name!r}; pass names must be unique"), "registration"))
@@ -289,8 +310,8 @@ def write_dumps(run: Run, dump_dir: str | os.PathLike[str], *,
                 progress: ProgressCallback | None = None) -> list[Path]:
     """Write one file per snapshot into ``dump_dir``.
 
-    Registered dump writers (:func:`register_dump_writer`, e.g. GE's ge_proto/ge_onnx files from gebench.io)
-    are used when present; otherwise each snapshot is written in the IR text form as
+    Dump writers are used when there are any (gebench.io's GE ge_proto/ge_onnx files, then those registered with
+    :func:`register_dump_writer`); otherwise each snapshot is written in the IR text form as
     ``ge_readable_<8-digit seq>_graph_0_<GE dump name>.txt``. Every file is written under a unique temporary name
     and renamed into place, so several processes may share ``dump_dir``.
 
@@ -302,24 +323,24 @@ def write_dumps(run: Run, dump_dir: str | os.PathLike[str], *,
     """
     out_dir = Path(dump_dir)
     out_dir.mkdir(parents=True, exist_ok=True)
-    _ensure_extensions()
-    if _DUMP_WRITERS:
+    writers = _dump_writers()
+    if writers:
         written: list[Path] = []
-        for i, writer in enumerate(_DUMP_WRITERS):
-            name = "dump" if len(_DUMP_WRITERS) == 1 else f"dump {i + 1}/{len(_DUMP_WRITERS)}"
+        for i, writer in enumerate(writers):
+            name = "dump" if len(writers) == 1 else f"dump {i + 1}/{len(writers)}"
             with step(progress, name) as counts:
                 if counts is not None and accepts_progress(writer):
                     written.extend(writer(run, out_dir, progress=counts))
                 else:
                     written.extend(writer(run, out_dir))
         return written
-    order = [s for s in (PRE_RUN_SUFFIX, *DUMP_SUFFIXES.values()) if s in run.ir_snapshots]
+    snapshots = in_dump_order(run.ir_snapshots)
     written = []
-    with step(progress, "dump", len(order)) as counts:
-        for seq, suffix in enumerate(order):
+    with step(progress, "dump", len(snapshots)) as counts:
+        for seq, (suffix, graph) in enumerate(snapshots.items()):
             path = out_dir / f"ge_readable_{seq:08d}_graph_0_{suffix}.txt"
-            write_text_atomically(path, ir.to_text(run.ir_snapshots[suffix]))  # others may dump here too
+            write_text_atomically(path, ir.to_text(graph))  # others may dump here too
             written.append(path)
             if counts is not None:
-                counts(seq + 1, len(order))
+                counts(seq + 1, len(snapshots))
     return written

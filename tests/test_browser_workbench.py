@@ -31,6 +31,8 @@ CHROMIUM_FLAGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-back
                   "--disable-quic", "--no-first-run", "--disable-component-update", "--disable-sync"]
 ARTIFACTS = Path(os.environ.get("GEBENCH_TEST_ARTIFACTS", Path(tempfile.gettempdir()) / "gebench-test-artifacts"))
 PANEL = ".jp-NotebookPanel:not(.lm-mod-hidden)"
+#: in the page: the shadow root holding the drawing of a pane (``DRAWING + "('.gb-main-pane')"``)
+DRAWING = "(pane => document.querySelector(pane + ' .gb-content').shadowRoot)"
 
 pytestmark = pytest.mark.timeout(300)
 
@@ -84,13 +86,10 @@ def _open_notebook(page, lab: LabServer, notebook: Path) -> None:
 
 def _wait_for_widget(page, selector: str, timeout_ms: int, console: list[str]) -> None:
     """Wait until ``selector`` shows in the visible notebook; fail at once, with the browser console,
-    when a widget output says it cannot be displayed."""
-    page.wait_for_function(
-        "([sel, panel]) => document.querySelector(panel + ' ' + sel) !== null || "
-        "[...document.querySelectorAll(panel + ' .jp-OutputArea-output')]"
-        ".some(el => el.textContent.includes('Error displaying widget'))",
-        arg=[selector, PANEL], timeout=timeout_ms)
+    when a widget output says it cannot be displayed. (Playwright's CSS selectors look inside the shadow
+    roots that hold the widget's drawings.)"""
     error = page.locator(f"{PANEL} .jp-OutputArea-output:has-text('Error displaying widget')")
+    page.locator(f"{PANEL} {selector}").or_(error).first.wait_for(state="attached", timeout=timeout_ms)
     assert not error.count(), f"{error.first.inner_text()}; browser console:\n" + "\n".join(console[-30:])
 
 
@@ -271,7 +270,7 @@ def test_large_graph_levels_expand_and_collapse(tmp_path: Path) -> None:
             assert page.evaluate(crumbs) == 1
             # a group box expands into its own level (the breadcrumb grows), down to the ops
             root.locator(".gb-main-pane svg g#g3").dispatch_event("click")
-            page.wait_for_function(f"() => ({crumbs})() === 2 && !document.querySelector('.gb-main-pane svg g#g3')")
+            page.wait_for_function(f"() => ({crumbs})() === 2 && !{DRAWING}('.gb-main-pane').querySelector('svg g#g3')")
             inner = root.locator(".gb-main-pane svg g.node.gb_group").first
             inner.wait_for(state="attached", timeout=30_000)
             inner.dispatch_event("click")
@@ -295,7 +294,8 @@ def test_large_graph_levels_expand_and_collapse(tmp_path: Path) -> None:
 def _settle(page, root) -> None:
     """Wait until the kernel has answered the widget's latest request and its drawings are inflated."""
     page.wait_for_function(
-        "el => (!el.dataset.pending || +el.dataset.seq >= +el.dataset.pending) && el.querySelector('.gb-main-pane svg')",
+        "el => (!el.dataset.pending || +el.dataset.seq >= +el.dataset.pending)"
+        " && el.querySelector('.gb-main-pane .gb-content').shadowRoot.querySelector('svg')",
         arg=root.element_handle(), timeout=60_000)
     page.wait_for_timeout(150)  # inflating a drawing is asynchronous (a few ms)
 
@@ -347,6 +347,9 @@ def test_big_table_search_keys_and_expanding_a_focused_view(tmp_path: Path) -> N
             root = page.locator(f"{PANEL} .gb-root").first
             _settle(page, root)
 
+            # the status line describes the drawing: the root level here (a candidate's focused view below)
+            status = root.locator(".gb-status")
+            assert status.inner_text().startswith("model: "), status.inner_text()
             # 20,000 candidates: only the rows in sight are in the page; scrolling asks for the others
             _click_pass(page, root, "Big")
             assert "20000 shown" in root.locator(".gb-table-count").inner_text()
@@ -380,6 +383,10 @@ def test_big_table_search_keys_and_expanding_a_focused_view(tmp_path: Path) -> N
                 _settle(page, root)
                 assert root.locator(".gb-cand.gb-cand-sel").get_attribute("data-index") == index
                 assert f"candidate #{index}" in root.locator(".gb-details").inner_text()
+                # the candidate's focused view replaced the level, and the status line says so
+                assert "(focused)" in root.locator(".gb-title").inner_text()
+                assert "focused view around candidate #" in status.inner_text(), status.inner_text()
+                assert "model:" not in status.inner_text(), status.inner_text()
             page.keyboard.press("Backspace")
             _settle(page, root)
             assert "candidate #19998" in root.locator(".gb-details").inner_text()

@@ -75,7 +75,7 @@ def test_pass_times_and_the_rewrite_slider(fresh):
     _settle(page, root)
     assert root.get_attribute("data-step") == "1" and root.locator(".gb-step-k").inner_text() == "1 / 4"
     page.wait_for_function(
-        "el => el.querySelectorAll('svg g.node').length === 15", arg=root.locator(MAIN).element_handle()
+        "el => el.querySelector('.gb-content').shadowRoot.querySelectorAll('svg g.node').length === 15", arg=root.locator(MAIN).element_handle()
     )
     step1 = _node_ids(root, MAIN)
     assert "n1" not in step1 and "n2" not in step1 and "n16" in step1, "rewrite 1 folded a0, b0 into one Abs"
@@ -87,7 +87,7 @@ def test_pass_times_and_the_rewrite_slider(fresh):
     page.keyboard.press("ArrowRight")
     _settle(page, root)
     page.wait_for_function(
-        "el => el.querySelectorAll('svg g.node').length === 14", arg=root.locator(MAIN).element_handle()
+        "el => el.querySelector('.gb-content').shadowRoot.querySelectorAll('svg g.node').length === 14", arg=root.locator(MAIN).element_handle()
     )
     step2 = _node_ids(root, MAIN)
     assert step2 != step1 and "n17" in step2 and "n4" not in step2
@@ -97,7 +97,7 @@ def test_pass_times_and_the_rewrite_slider(fresh):
     root.locator(".gb-step-prev").click()
     _settle(page, root)
     page.wait_for_function(
-        "el => el.querySelectorAll('svg g.node').length === 15", arg=root.locator(MAIN).element_handle()
+        "el => el.querySelector('.gb-content').shadowRoot.querySelectorAll('svg g.node').length === 15", arg=root.locator(MAIN).element_handle()
     )
     assert _node_ids(root, MAIN) == step1 and root.get_attribute("data-step") == "1"
     ARTIFACTS.mkdir(parents=True, exist_ok=True)
@@ -105,7 +105,7 @@ def test_pass_times_and_the_rewrite_slider(fresh):
     root.locator(".gb-step-off").click()
     _settle(page, root)
     page.wait_for_function(
-        "el => el.querySelectorAll('svg g.node').length === 16", arg=root.locator(MAIN).element_handle()
+        "el => el.querySelector('.gb-content').shadowRoot.querySelectorAll('svg g.node').length === 16", arg=root.locator(MAIN).element_handle()
     )
     assert _node_ids(root, MAIN) == before and root.get_attribute("data-step") == "-1"
     assert root.locator(f"{MAIN} [class*='gb_step_']").count() == 0

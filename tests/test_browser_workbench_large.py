@@ -185,6 +185,10 @@ def test_100k_model_expand_candidate_rewrites_and_repro(tmp_path: Path) -> None:
             assert len(focused) < 200 and all(i.startswith("n") for i in focused), (
                 "a focused view, not a level"
             )
+            # the status line describes the focused view, no longer the layer it replaced
+            status_text = root.locator(".gb-status").inner_text()
+            assert f"focused view around candidate #{index}" in status_text, status_text
+            assert "nodes of its own" not in status_text, status_text
             # F (fit the selection) brings both of the candidate's nodes into the pane
             root.focus()
             page.keyboard.press("F")

@@ -8,7 +8,16 @@ import pytest
 
 import gebench
 from gebench import ir
-from gebench.debug import ReplayError, bisect_numerics, graph_after_rewrites, rewrite_records
+from gebench.debug import (
+    ReplayError,
+    bisect_numerics,
+    graph_after_rewrite,
+    graph_after_rewrites,
+    input_graph,
+    rewrite_records,
+)
+from gebench.debug.replay import graph_after_rewrite_ir, graph_after_rewrites_ir, input_graph_ir
+from gebench.ge.graph import Graph
 
 # A_AbsAbs folds Abs(Abs(x)) into Abs(x), but its third replacement is Neg(x): wrong. B_ExpNeg (a later stage)
 # turns Exp(Neg(x)) into Reciprocal(Exp(x)): a correct rewrite after the wrong one.
@@ -74,7 +83,8 @@ def _compile(pass_file, pairs):
 
 
 def _ops(graph):
-    return [n.op_type for n in graph.nodes() if n.op_type not in ("Data", "NetOutput")]
+    """Op types of ``graph`` (a ``ge.graph.Graph``: what users receive) but its Data and NetOutput nodes."""
+    return [n.type for n in graph.get_all_nodes() if n.type not in ("Data", "NetOutput")]
 
 
 def test_bisect_finds_the_one_wrong_rewrite(pass_file):
@@ -110,11 +120,12 @@ def test_graph_after_each_rewrite_of_a_pass(pass_file):
     assert [ops.count("Neg") for ops in after] == [1, 1, 2, 2]
     # the last rewrite of the last pass gives the final graph
     final = run.graph_after_rewrite("B_ExpNeg", 1)
-    assert sorted(_ops(final)) == sorted(_ops(run.ir_graph))
+    assert sorted(_ops(final)) == sorted(_ops(run.graph))
     # the replay keeps node ids: the nodes of rewrite 2 are there, with their names, just before it
     second = rewrite_records(run)[1].record
     before_second = graph_after_rewrites(run, 1)
-    assert [before_second.node(i).name for i in second.target_node_ids] == list(second.target_node_names)
+    assert [before_second.ir.node(i).name for i in second.target_node_ids] == list(second.target_node_names)
+    assert all(before_second.find_node_by_name(n).name == n for n in second.target_node_names)
     with pytest.raises(ReplayError, match="pass 'A_AbsAbs' did 4 rewrites; there is no rewrite 5"):
         run.graph_after_rewrite("A_AbsAbs", 5)
     with pytest.raises(ReplayError, match="did 0 rewrites"):
@@ -141,7 +152,7 @@ def test_replay_steps_through_decompose_pattern_and_fusion_base_passes(tmp_path)
     assert [c.count("Abs") for c in counts] == [2, 1, 0, 0, 0]  # each decomposition replaces one Abs by a Sqrt
     assert [c.count("Sqrt") for c in counts] == [0, 1, 2, 2, 2]
     assert [c.count("Sigmoid") for c in counts] == [0, 0, 0, 1, 2]
-    assert sorted(_ops(graph_after_rewrites(run, 7))) == sorted(_ops(run.ir_graph))
+    assert sorted(_ops(graph_after_rewrites(run, 7))) == sorted(_ops(run.graph))
     # ZByHand's run() makes rewrites 5 to 7 in one call: a replay stops before the call or after all of it
     for k in (5, 6):
         with pytest.raises(ReplayError, match=r"FusionBasePass.run\(\) call"):
@@ -152,3 +163,32 @@ def test_replay_steps_through_decompose_pattern_and_fusion_base_passes(tmp_path)
     decompose = next(t for t in run.timing() if t["pass_name"] == "AbsNegDecompose")
     assert [p["pattern_name"] for p in decompose["patterns"]] == ["Abs,Neg"]
     assert decompose["patterns"][0]["replaced"] == 2 and decompose["replaced"] == 2
+
+
+def test_the_graphs_handed_to_users_answer_ges_graph_api(pass_file):
+    """Every graph a replay hands a user is a ``ge.graph.Graph`` (``.ir``: the IR graph behind it); the ``*_ir``
+    functions give gebench's own code the IR graph itself."""
+    run = _compile(pass_file, pairs=2)
+    first = rewrite_records(run)[0].record
+    graphs = {
+        "Run.graph_after_rewrite": run.graph_after_rewrite("A_AbsAbs", 1),
+        "graph_after_rewrite": graph_after_rewrite(run, "A_AbsAbs", 1),
+        "graph_after_rewrites": graph_after_rewrites(run, 1),
+        "input_graph": input_graph(run),
+    }
+    for what, graph in graphs.items():
+        assert isinstance(graph, Graph), what
+        assert isinstance(graph.ir, ir.Graph), what
+        assert graph.find_node_by_name("x").type == "Data", what
+        assert {n.name for n in graph.get_direct_nodes()} == {n.name for n in graph.ir.nodes()}, what
+    # before any rewrite the input has both Abs nodes of the first pair; after rewrite 1 one of them is gone
+    assert {n.name for n in graphs["input_graph"].get_all_nodes()} >= set(first.target_node_names)
+    assert _ops(graphs["graph_after_rewrites"]).count("Abs") == _ops(graphs["input_graph"]).count("Abs") - 1
+    assert _ops(graphs["Run.graph_after_rewrite"]) == _ops(graphs["graph_after_rewrite"])
+    for graph in (run.ir_graph_after_rewrite("A_AbsAbs", 1), graph_after_rewrite_ir(run, "A_AbsAbs", 1),
+                  graph_after_rewrites_ir(run, 1), input_graph_ir(run)):
+        assert type(graph) is ir.Graph
+    # the input is a fresh copy each time: editing one leaves the run's snapshot alone
+    copy = input_graph(run)
+    copy.remove_node(copy.find_node_by_name(first.target_node_names[0]))
+    assert run.snapshots["PreRunBegin"].find_node_by_name(first.target_node_names[0]) is not None

@@ -136,3 +136,22 @@ def test_repro_bundle_errors_name_the_record(run, tmp_path):
     with pytest.raises(ReproError, match=r"record \d+ \(.* of pass 'MulReluToMulAbs'.*names no node"):
         run.repro_bundle(len(run.ledger) - 1, tmp_path / "z")
     assert not (tmp_path / "x").exists() and not (tmp_path / "y").exists()
+
+
+def test_subgraph_around_is_a_ge_graph(run):
+    """``gebench.debug.subgraph_around`` hands out GE's graph API (``.ir``: the IR graph), as ``Run.graph`` does;
+    ``subgraph_around_ir`` is the IR-returning core the repro bundle uses."""
+    from gebench.debug import subgraph_around
+    from gebench.debug.repro import subgraph_around_ir
+    from gebench.ge.graph import Graph
+
+    index = _candidate(run, "REJECTED_BY_MEET_REQUIREMENTS")
+    sub, record = subgraph_around(run, index)
+    assert isinstance(sub, Graph) and isinstance(sub.ir, ir.Graph)
+    assert record is run.ledger.records[index]
+    assert sub.find_node_by_name("keep_r3").type == "Relu"
+    assert sorted(n.type for n in sub.get_direct_nodes()) in (["Const", "Data", "Mul", "NetOutput", "Relu"],
+                                                               ["Data", "Data", "Mul", "NetOutput", "Relu"])
+    assert {n.name for n in sub.get_all_nodes()} >= {"m3", "keep_r3"}
+    ir_sub, same = subgraph_around_ir(run, index)
+    assert type(ir_sub) is ir.Graph and same is record and ir.to_text(ir_sub) == ir.to_text(sub.ir)

@@ -315,7 +315,12 @@ def test_run_exception_restores_graph_and_keeps_partial(tmp_path, GB, es):
     assert run.status == "FAILED" and run.failed_pass == "HalfDone"
     assert "gave up halfway" in run.failure_reason and f"{path}:{line_of(path, 'gave up')}" in run.failure_reason
     assert ir.to_text(run.ir_graph) == before
-    assert run.partial_graph is not None and len(run.partial_graph) == len(run.ir_graph) - 1
+    partial = run.partial_graph  # a ge.graph.Graph view of the half-edited graph; .ir is the IR graph
+    assert partial is not None and len(partial.get_direct_nodes()) == len(run.ir_graph) - 1
+    from gebench.ge.graph import Graph as GeGraph
+
+    assert isinstance(partial, GeGraph) and partial.ir is run.ir_partial_graph
+    assert partial.find_node_by_name(partial.get_direct_nodes()[0].name) is not None
     run.ir_graph.verify()
 
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import re
+from collections import Counter
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -354,3 +355,116 @@ def test_tiny_fan_outs_still_hold_every_node(max_children: int):
 def test_max_children_below_two_is_refused():
     with pytest.raises(ValueError, match="max_children"):
         derive_hierarchy(_chain(["a", "b"]), max_children=1)
+
+
+# ------------------------------------------------------------------------------------------ work counted
+def test_a_split_groups_consts_all_follow_their_consumer_into_its_range():
+    names = [f"{op}_{i}" for i, op in enumerate(["MatMul", "Add", "Relu", "Conv2d"] * 100)]
+    g = _chain(names, const_every=4)
+    h = derive_hierarchy(g, max_children=5)
+    assert h.mode == "chunks"
+    consts = g.nodes_of_type("Const")
+    assert consts and not [c.id for c in consts if c.id in h.root.nodes]
+    for c in consts:
+        ((_, consumer, _),) = g.all_uses(c)
+        assert h.group_of[c.id] == h.group_of[consumer.id]
+
+
+def test_deriving_reads_each_name_once_and_sorts_out_only_the_levels_drawn():
+    g = _chain(_layers(120), const_every=2)
+    ops = sum(1 for n in g.nodes() if n.op_type != "Const")
+    cache: dict = {}
+    h = derive_hierarchy(g, max_children=16, cache=cache)
+    assert h.work["nodes"] == len(g) and h.work["names_parsed"] == ops
+    assert h.work["edges"] == len(g.data_edges())
+    assert h.work["levels_indexed"] == 0  # no level's edges before one is drawn
+    root = h.level_view(0)
+    assert h.work["levels_indexed"] == 1
+    # the level's edges were handled one by one, not the graph's
+    assert h.work["python_edges"] <= len(root.edges) + len(root.nodes) ** 2
+    h.level_view(0)
+    assert h.work["levels_indexed"] == 1  # kept
+    # a graph sharing most names (a snapshot of the same run) parses only the names it adds
+    snap = g.copy()
+    for node in snap.nodes()[10:13]:
+        snap.rename(node, f"{node.name}_x")
+    h2 = derive_hierarchy(snap, max_children=16, cache=cache)
+    assert h2.work["names_parsed"] == sum(1 for n in snap.nodes()[10:13] if n.op_type != "Const")
+    assert [grp.label for grp in h2.groups] == [
+        grp.label for grp in derive_hierarchy(snap, max_children=16).groups
+    ]
+
+
+def test_a_level_draws_the_same_edges_as_a_walk_over_every_edge():
+    g = _chain(_layers(60), const_every=3)
+    h = derive_hierarchy(g, max_children=6)
+    for grp in h.groups:
+        view = h.level_view(grp.id)
+        expected: Counter = Counter()
+        for src, _, dst, _ in g.data_edges():
+            a, b = h.item_at(grp.id, src.id), h.item_at(grp.id, dst.id)
+            if a is not None and b is not None and a != b and (a < 0 or b < 0):
+                expected[(view.element_of[src.id], view.element_of[dst.id])] += 1
+        drawn: Counter = Counter()
+        for e in view.edges:
+            if e.src_port == -2:
+                drawn[(_element(view, e.src), _element(view, e.dst))] += int(e.label or 1)
+        merged: Counter = Counter()
+        for (a, b), c in expected.items():
+            if a != b:
+                merged[(a, b)] += c
+        assert drawn == merged, grp.id
+
+
+def _element(view: Any, item: int) -> str:
+    return next(n.element or f"n{n.id}" for n in view.nodes if n.id == item)
+
+
+def test_selecting_passes_derives_one_hierarchy_per_snapshot_drawn(monkeypatch: pytest.MonkeyPatch):
+    import gebench.viz._levels as levels
+
+    calls: list[int] = []
+    real = levels.derive_hierarchy
+
+    def counting(graph: ir.Graph, **kwargs: Any) -> Any:
+        calls.append(len(graph))
+        return real(graph, **kwargs)
+
+    monkeypatch.setattr(levels, "derive_hierarchy", counting)
+    before = transformer_like(3000)
+    final = before.copy()
+    mms = before.nodes_of_type("MatMul")
+    relus = before.nodes_of_type("Relu")
+    records = [
+        {
+            "pass_name": "P",
+            "stage": "BeforeInferShape",
+            "status": "REPLACED",
+            "target_node_ids": [mm.id],
+            "target_node_names": [mm.name],
+        }
+        for mm in mms[:20]
+    ] + [
+        {
+            "pass_name": "Q",
+            "stage": "BeforeInferShape",
+            "status": "REPLACED",
+            "target_node_ids": [r.id],
+            "target_node_names": [r.name],
+        }
+        for r in relus[:20]
+    ]
+    snaps = _CountingSnapshots({"PreRunBegin": before})
+    wb = Workbench(_Run(snaps, final, records), threshold=1500)
+    assert calls == [len(final)]  # opening: the final graph's hierarchy only
+    first = wb._hierarchies[id(final)][1]
+    assert first.work["names_parsed"] == sum(
+        1 for n in final.nodes() if n.op_type not in ("Const", "Constant")
+    )
+    wb.select_pass("P")
+    assert wb.snapshot == "PreRunBegin" and calls == [len(final), len(before)]
+    # the snapshot's names are the final graph's: none parsed again
+    assert wb.hierarchy().work["names_parsed"] == 0
+    for name in ("Q", "P", "Q", "P"):
+        wb.select_pass(name)
+    assert len(calls) == 2  # each graph's hierarchy is kept

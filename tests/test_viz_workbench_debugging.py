@@ -218,9 +218,9 @@ def test_stepping_k_0_to_n_draws_the_graph_after_each_rewrite(abs_wb, monkeypatc
     assert abs_wb.rewrite_step == {"pass": "A_AbsAbs", "n": 4, "k": -1, "record": -1}
     rewrites = abs_wb.pass_rewrites()
     replays = []
-    original = abs_wb.run.graph_after_rewrite
+    original = abs_wb.run.ir_graph_after_rewrite
     monkeypatch.setattr(
-        abs_wb.run, "graph_after_rewrite", lambda p, k: replays.append((p, k)) or original(p, k)
+        abs_wb.run, "ir_graph_after_rewrite", lambda p, k: replays.append((p, k)) or original(p, k)
     )
     seen = []
     for k in range(5):

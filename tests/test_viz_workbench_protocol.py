@@ -127,6 +127,15 @@ def test_table_is_sent_as_a_first_page_of_columns_then_pages_on_request(wb):
     n = len(wb.sent)
     _msg(wb, action="rows", version=t["version"] - 1, offset=0, limit=5)  # a page of an older table
     assert len(wb.sent) == n
+    # each row carries its target node ids: a row click marks them on the drawing before the kernel answers
+    assert t["page"]["ids"] == [wb.rows[i].target_ids for i in t["page"]["i"]]
+
+
+def test_a_pass_switch_counts_its_rewrites_from_the_table_columns(wb):
+    wb.select_pass("FuseMatMulAdd")
+    assert wb.rewrite_step["n"] == len(wb.pass_rewrites("FuseMatMulAdd")) == sum(
+        1 for r in wb.rows if r.pass_name == "FuseMatMulAdd" and r.status == "REPLACED")
+    assert [r.index for r in wb.pass_rewrites("FuseMatMulAdd")] == sorted(r.index for r in wb.pass_rewrites("FuseMatMulAdd"))
 
 
 def test_table_filter_and_sort(wb):
@@ -219,6 +228,25 @@ def test_focused_views_expand_outward_from_a_cut_node():
     assert {n.id for n in g.predecessors(g.node(cut.id))} | {n.id for n in g.successors(g.node(cut.id))} \
         <= set(wb.view.node_ids)
     assert "expanded" in wb.status_text
+
+
+def test_the_status_line_describes_the_drawing_a_level_then_a_candidates_focused_view():
+    g = transformer_like(3000)
+    ops = [n for n in g.nodes() if n.op_type == "Relu"]
+    ledger = [{"pass_name": "P", "stage": "BeforeInferShape", "status": "REPLACED", "pattern_name": "p",
+               "target_node_ids": [n.id], "target_node_names": [n.name]} for n in ops]
+    wb = Workbench(StandInRun({"PreRunBegin": g}, g, ledger), threshold=1500, hops=1, max_focus_nodes=40)
+    assert wb.view.level == 0 and wb.status_text.startswith("model: ")
+    group = next(iter(wb.view.groups))
+    wb.open_group(group)
+    level_text = wb.status_text
+    assert "nodes of its own" in level_text
+    far = next(r.index for r in wb.rows if r.target_ids[0] not in wb.view.node_ids)
+    _msg(wb, action="select_candidate", index=far, seq=1)
+    assert wb.view_info["focused"] and wb.view.level is None
+    assert wb.status_text.startswith(f"focused view around candidate #{far}: "), wb.status_text
+    _msg(wb, action="overview", seq=2)  # back to the root level: the status line follows again
+    assert wb.status_text.startswith("model: ")
 
 
 def test_full_names_of_shortened_labels(wb):

@@ -183,7 +183,7 @@ def format_summary(run: Any) -> str:
     for err in run.load_errors:
         lines.append(f"  load error: {err}")
     summary = run.summary()
-    from gebench.fusion.runtime import STAGE_ORDER
+    from gebench.fusion.stages import STAGE_ORDER
 
     def order(desc: Any) -> tuple[int, bytes]:
         stage = getattr(desc.stage, "value", str(desc.stage))
@@ -281,7 +281,7 @@ def _check_compile_args(args: argparse.Namespace) -> None:
     Raises:
         UsageError: a missing model, pass path item, custom-op or fusion-switch file, or an unwritable output.
     """
-    from gebench.fusion.loader import split_pass_path
+    from gebench.fusion.plugins.scan import split_pass_path
 
     if not os.path.exists(args.model):
         raise UsageError(f"model {args.model} does not exist; check the path")

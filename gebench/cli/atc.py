@@ -29,6 +29,7 @@ from pathlib import Path
 from typing import Any, TextIO
 
 from gebench.exec.backends import FRAMEWORKS, cann_missing_message, find_atc, run_atc
+from gebench.fusion.stages import in_dump_order
 from gebench.progress import ProgressCallback, step, terminal_progress
 
 __all__ = ["ATC_FLAGS", "setup_atc", "run_atc_command", "run_pyatc", "pyatc_program_name", "find_real_pyatc",
@@ -219,7 +220,7 @@ def _after_compile(run: Any, air_path: Path, *, out: TextIO, err: TextIO, env: M
     settings = dump_settings_from_env(env)
     try:
         with step(progress, "dump"):
-            written = write_dumps_from_env(_in_stage_order(run.ir_snapshots), settings=settings)
+            written = write_dumps_from_env(in_dump_order(run.ir_snapshots), settings=settings)
         for path in written:
             print(f"  dump: {path}", file=out)
         if run.status != "SUCCESS":
@@ -235,14 +236,6 @@ def _after_compile(run: Any, air_path: Path, *, out: TextIO, err: TextIO, env: M
     print(f"  model: {air} (AIR for atc --framework=1; no .om is made without CANN's atc)", file=out)
     print("gebench atc: ATC run success (passes applied by gebench)", file=out)
     return 0
-
-
-def _in_stage_order(snapshots: Mapping[str, Any]) -> dict[str, Any]:
-    from gebench.fusion.runtime import DUMP_SUFFIXES, PRE_RUN_SUFFIX
-
-    order = [s for s in (PRE_RUN_SUFFIX, *DUMP_SUFFIXES.values()) if s in snapshots]
-    order += [s for s in snapshots if s not in order]
-    return {s: snapshots[s] for s in order}
 
 
 def _writable_folder(folder: Path) -> bool:

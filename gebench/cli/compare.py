@@ -59,7 +59,7 @@ def run_compare_command(args: argparse.Namespace, *, out: TextIO | None = None, 
 
     from gebench._atomic import write_text_atomically
     from gebench.compare import CompareInputError, compare_fusion_result
-    from gebench.fusion.loader import split_pass_path
+    from gebench.fusion.plugins.scan import split_pass_path
 
     out = out or sys.stdout
     err = err or sys.stderr

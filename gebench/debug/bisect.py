@@ -1,7 +1,7 @@
 """Bisecting numerics: the first rewrite of a run after which the graph no longer computes what its input did.
 
 :func:`bisect_numerics` compares the run's input graph (``PreRunBegin``) with the graph after ``k`` rewrites
-(:func:`gebench.debug.replay.graph_after_rewrites`) on the reference executor (:func:`gebench.exec.check_graphs`,
+(:func:`gebench.debug.replay.graph_after_rewrites_ir`) on the reference executor (:func:`gebench.exec.check_graphs`,
 seeded random inputs) and binary-searches ``k``: O(log rewrites) replays and executions. The final graph is
 ``Run.graph`` itself (no replay); when it is equivalent, the answer is None at the cost of one execution pair.
 
@@ -21,7 +21,7 @@ from gebench import ir
 from gebench.exec.equivalence import EquivalenceResult, check_graphs
 from gebench.fusion.runtime import Run
 
-from .replay import RewriteStep, graph_after_rewrites, input_graph, rewrite_records
+from .replay import RewriteStep, graph_after_rewrites_ir, input_graph_ir, rewrite_records
 
 __all__ = ["BisectResult", "bisect_numerics"]
 
@@ -80,7 +80,7 @@ def bisect_numerics(run: Run, seed: int = 0, *, edge_cases: bool = False, rtol: 
     checked: dict[int, bool] = {}
     if not steps:
         return BisectResult(None, None, None, checked)
-    reference = input_graph(run)
+    reference = input_graph_ir(run)
 
     def compare(graph: ir.Graph) -> EquivalenceResult:
         return check_graphs(reference, graph, seeds=(seed,), edge_cases=edge_cases, rtol=rtol, atol=atol)
@@ -96,7 +96,7 @@ def bisect_numerics(run: Run, seed: int = 0, *, edge_cases: bool = False, rtol: 
     while hi - lo > 1:
         mid = (lo + hi) // 2
         k = bounds[mid]
-        result = compare(graph_after_rewrites(run, k))
+        result = compare(graph_after_rewrites_ir(run, k))
         checked[k] = result.ok
         _log.debug("bisect: after %d rewrites equivalent=%s", k, result.ok)
         if result.ok:

@@ -18,6 +18,10 @@ Invariants and limits:
   replacements may differ (GE's builders number names process-wide).
 
 Cost: one compile of the input per call, without ledger and snapshots (O(the original run)).
+
+The graphs handed to users (:func:`input_graph`, :func:`graph_after_rewrites`, :func:`graph_after_rewrite`) are
+``ge.graph.Graph`` views, as ``Run.graph`` is (``.ir``: the IR graph behind one). The ``*_ir`` functions return
+the ``ir.Graph`` itself, for gebench's own callers (bisection, repro bundles, the workbench, ``Run``).
 """
 
 from __future__ import annotations
@@ -28,10 +32,12 @@ from typing import Any
 
 from gebench import ir
 from gebench.fusion.ledger import CandidateStatus
-from gebench.fusion.runtime import PRE_RUN_SUFFIX, REPLAY_STOP, Run, execute
+from gebench.fusion.plugins.api import pass_api
+from gebench.fusion.runtime import REPLAY_STOP, Run, execute
+from gebench.fusion.stages import PRE_RUN_SUFFIX
 
-__all__ = ["ReplayError", "RewriteStep", "graph_after_rewrite", "graph_after_rewrites", "input_graph", "replay",
-           "rewrite_records", "stopped_by_cap"]
+__all__ = ["ReplayError", "RewriteStep", "graph_after_rewrite", "graph_after_rewrite_ir", "graph_after_rewrites",
+           "graph_after_rewrites_ir", "input_graph", "input_graph_ir", "replay", "rewrite_records", "stopped_by_cap"]
 
 _log = logging.getLogger(__name__)
 
@@ -58,8 +64,18 @@ def rewrite_records(run: Run) -> list[RewriteStep]:
     return out
 
 
-def input_graph(run: Run) -> ir.Graph:
-    """A fresh copy of the run's input graph (its ``PreRunBegin`` snapshot).
+def input_graph(run: Run) -> Any:
+    """A fresh copy of the run's input graph (its ``PreRunBegin`` snapshot) as a ``ge.graph.Graph``
+    (``.ir``: the copy's IR graph).
+
+    Raises:
+        ReplayError: as :func:`input_graph_ir`.
+    """
+    return pass_api().wrap_graph(input_graph_ir(run))
+
+
+def input_graph_ir(run: Run) -> ir.Graph:
+    """:func:`input_graph` as the ``ir.Graph`` itself (a fresh copy, the caller's alone).
 
     Raises:
         ReplayError: the run kept no snapshots (``compile(..., snapshots=False)``).
@@ -87,7 +103,7 @@ def replay(run: Run, cap: int | None, *, ledger: bool = False) -> Run:
                           + "); replay needs the passes that ran")
     args = dict(run.replay_args)
     _log.debug("replaying run with a cap of %s rewrites", cap)
-    return execute(input_graph(run), run.passes, stages=args.get("stages"), options=args.get("options"),
+    return execute(input_graph_ir(run), run.passes, stages=args.get("stages"), options=args.get("options"),
                    infer_shapes=args.get("infer_shapes", True), record_all=args.get("record_all", True),
                    run_after_load_error=args.get("run_after_load_error", False),
                    fusion_switch=args.get("fusion_switch"), hook_timeout=args.get("hook_timeout"),
@@ -99,9 +115,18 @@ def stopped_by_cap(replayed: Run) -> bool:
     return replayed.status == "FAILED" and replayed.failure_reason.startswith(REPLAY_STOP)
 
 
-def graph_after_rewrites(run: Run, k: int) -> ir.Graph:
+def graph_after_rewrites(run: Run, k: int) -> Any:
     """The run's (root) graph after its first ``k`` rewrites (``k = 0``: the input as the passes first saw it;
-    ``k`` = the number of rewrites: the final graph).
+    ``k`` = the number of rewrites: the final graph), as a ``ge.graph.Graph`` (``.ir``: its IR graph). One replay.
+
+    Raises:
+        ReplayError: as :func:`graph_after_rewrites_ir`.
+    """
+    return pass_api().wrap_graph(graph_after_rewrites_ir(run, k))
+
+
+def graph_after_rewrites_ir(run: Run, k: int) -> ir.Graph:
+    """:func:`graph_after_rewrites` as the ``ir.Graph`` itself (the replay's graph, nobody else's).
 
     Raises:
         ReplayError: ``k`` outside ``0..len(rewrite_records(run))``, or the replay did not reach ``k`` rewrites
@@ -118,12 +143,22 @@ def graph_after_rewrites(run: Run, k: int) -> ir.Graph:
     return replayed.ir_graph
 
 
-def graph_after_rewrite(run: Run, pass_name: str, k: int) -> ir.Graph:
-    """The graph after the ``k``-th rewrite (1-based) of pass ``pass_name`` (``k = 0``: just before its first).
+def graph_after_rewrite(run: Run, pass_name: str, k: int) -> Any:
+    """The graph after the ``k``-th rewrite (1-based) of pass ``pass_name`` (``k = 0``: just before its first), as
+    a ``ge.graph.Graph`` (``.ir``: its IR graph). One replay; ``Run.graph_after_rewrite`` is the same.
+
+    Raises:
+        ReplayError: as :func:`graph_after_rewrite_ir`.
+    """
+    return pass_api().wrap_graph(graph_after_rewrite_ir(run, pass_name, k))
+
+
+def graph_after_rewrite_ir(run: Run, pass_name: str, k: int) -> ir.Graph:
+    """:func:`graph_after_rewrite` as the ``ir.Graph`` itself (the replay's graph, nobody else's).
 
     Raises:
         ReplayError: the pass did fewer than ``k`` rewrites (the message says how many), or as
-            :func:`graph_after_rewrites`.
+            :func:`graph_after_rewrites_ir`.
     """
     steps = [s for s in rewrite_records(run) if s.record.pass_name == pass_name]
     if not 0 <= k <= len(steps):
@@ -131,5 +166,5 @@ def graph_after_rewrite(run: Run, pass_name: str, k: int) -> ir.Graph:
     if k == 0:
         if not steps:
             raise ReplayError(f"pass {pass_name!r} did no rewrite")
-        return graph_after_rewrites(run, steps[0].number - 1)
-    return graph_after_rewrites(run, steps[k - 1].number)
+        return graph_after_rewrites_ir(run, steps[0].number - 1)
+    return graph_after_rewrites_ir(run, steps[k - 1].number)

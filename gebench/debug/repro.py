@@ -38,14 +38,16 @@ from typing import Any
 from gebench import ir
 from gebench.exec.equivalence import capture_rewrite
 from gebench.fusion.ledger import CandidateStatus
-from gebench.fusion.runtime import STAGE_ORDER, Run
+from gebench.fusion.plugins.api import pass_api
+from gebench.fusion.runtime import Run
+from gebench.fusion.stages import STAGE_ORDER
 from gebench.io.air import save_air
 from gebench.io.ge_dump import dump_text
 from gebench.io.onnx_export import OnnxExportError, save_onnx
 
-from .replay import graph_after_rewrites
+from .replay import graph_after_rewrites_ir
 
-__all__ = ["DEFAULT_SOC_VERSION", "ReproBundle", "ReproError", "repro_bundle", "subgraph_around"]
+__all__ = ["DEFAULT_SOC_VERSION", "ReproBundle", "ReproError", "repro_bundle", "subgraph_around", "subgraph_around_ir"]
 
 _log = logging.getLogger(__name__)
 
@@ -88,8 +90,19 @@ def _resolve(run: Run, candidate: Any) -> tuple[int, Any]:
     raise ReproError("the candidate is neither a ledger index nor a record of this run's ledger")
 
 
-def subgraph_around(run: Run, candidate: Any) -> tuple[ir.Graph, Any]:
-    """The standalone graph around ``candidate`` (a ledger index or record) and the record.
+def subgraph_around(run: Run, candidate: Any) -> tuple[Any, Any]:
+    """The standalone graph around ``candidate`` (a ledger index or record), as a ``ge.graph.Graph`` (``.ir``: its
+    IR graph), and the record. One replay of the run up to the candidate.
+
+    Raises:
+        ReproError, ReplayError: as :func:`subgraph_around_ir`.
+    """
+    sub, record = subgraph_around_ir(run, candidate)
+    return pass_api().wrap_graph(sub), record
+
+
+def subgraph_around_ir(run: Run, candidate: Any) -> tuple[ir.Graph, Any]:
+    """:func:`subgraph_around` with the ``ir.Graph`` itself (a new graph, the caller's alone).
 
     Raises:
         ReproError: the record names no node, or its nodes are not in the graph the replay reached.
@@ -101,7 +114,7 @@ def subgraph_around(run: Run, candidate: Any) -> tuple[ir.Graph, Any]:
         raise ReproError(f"{where} names no node, so there is no subgraph around it")
     records = run.ledger.records
     before = sum(1 for r in records[:index] if r.status is CandidateStatus.REPLACED)
-    root = graph_after_rewrites(run, before)
+    root = graph_after_rewrites_ir(run, before)
     graph = next((g for g in root.all_graphs() if g.name == record.graph_name), None)
     if graph is None:
         raise ReproError(f"{where}: graph {record.graph_name!r} is not in the run's graph after {before} rewrites")
@@ -161,7 +174,7 @@ def repro_bundle(run: Run, candidate: Any, directory: str | os.PathLike[str], *,
         ReplayError: the run cannot be replayed up to the candidate.
         OSError: the directory cannot be written.
     """
-    sub, record = subgraph_around(run, candidate)
+    sub, record = subgraph_around_ir(run, candidate)
     if record.stage not in STAGE_ORDER:
         raise ReproError(f"record of pass {record.pass_name!r} has stage {record.stage!r}, not a pass stage")
     pass_file = _pass_file(run, record.pass_name)

@@ -63,6 +63,8 @@ _log = logging.getLogger(__name__)
 #: Edge-case input sets used for floating inputs (integer and bool inputs keep their random values).
 EDGE_CASES = ("zeros", "ones", "negatives", "large")
 DEFAULT_SEEDS = (0, 1, 2)
+#: GE's dump points in order: ``gebench.fusion.stages.DUMP_ORDER``, repeated here because exec sits beside the
+#: core and imports nothing of it (``tests/test_layering.py`` checks the two are equal).
 _STAGE_ORDER = (
     "PreRunBegin",
     "RunCustomPassBeforeInfershape",

@@ -17,7 +17,6 @@ import contextlib
 import dataclasses
 import logging
 import os
-import threading
 import traceback
 import weakref
 from collections.abc import Iterable, Iterator, Mapping, Sequence
@@ -30,14 +29,17 @@ from gebench.fusion._cycle import would_create_cycle
 from gebench.fusion._rewriter import RewriteError, RewriteReason, rewrite
 from gebench.fusion.dtype_lint import check_match as check_dtypes
 from gebench.fusion.dtype_lint import stated_dtypes
-from gebench.fusion.snapshots import SnapshotMap
-from gebench.ge.passes import _bridge, _session
-from gebench.ge.passes.registry import (
+from gebench.fusion.plugins import session as _session
+from gebench.fusion.plugins.api import pass_api
+from gebench.fusion.plugins.descriptor import (
     PASS_KIND_DECOMPOSE,
     PASS_KIND_FUSION_BASE,
     PASS_KIND_PATTERN_FUSION,
     PassDescriptor,
 )
+from gebench.fusion.run_tools import run_tools
+from gebench.fusion.snapshots import SnapshotMap
+from gebench.fusion.stages import DUMP_SUFFIXES, PRE_RUN_SUFFIX, STAGE_ORDER  # GE's names (re-exported here)
 from gebench.progress import ProgressCallback
 from gebench.progress import step as progress_step
 
@@ -62,23 +64,6 @@ class PassStatus:
     FAILED = "FAILED"
 
 
-def _stage_members() -> list[Any]:
-    from gebench.ge.passes.base import PassStage
-
-    return [PassStage.BEFORE_INFER_SHAPE, PassStage.AFTER_INFER_SHAPE, PassStage.AFTER_BUILTIN_FUSION_PASS,
-            PassStage.AFTER_ORIGIN_GRAPH_OPTIMIZE]
-
-
-#: GE's stage values in execution order.
-STAGE_ORDER = ("BeforeInferShape", "AfterInferShape", "AfterBuiltinFusionPass", "AfterOriginGraphOptimize")
-#: The graph dump name GE writes after each stage (``PreRunBegin`` is written at compile entry).
-DUMP_SUFFIXES = {
-    "BeforeInferShape": "RunCustomPassBeforeInfershape",
-    "AfterInferShape": "RunCustomPass_AfterInferShape",
-    "AfterBuiltinFusionPass": "RunCustomPassAfterBuiltinFusionPass",
-    "AfterOriginGraphOptimize": "RunCustomPassAfterOriginGraphOptimize",
-}
-PRE_RUN_SUFFIX = "PreRunBegin"
 #: A pattern loop doing more than LOOP_LIMIT_BASE + 4 * (graph size) rewrites is taken to be endless.
 LOOP_LIMIT_BASE = 1000
 #: Stages that run after shape inference (a replacement there should call ``infer_shape``).
@@ -214,7 +199,7 @@ def _capture_list(match: Any) -> list[tuple[Any, Any, Any]]:
 
 # ============================================================================================ hook session
 class _Session:
-    """What facade code reports during one hook call (implements ``ge.passes._session.HookSession``)."""
+    """What facade code reports during one hook call (implements ``plugins.session.HookSession``)."""
 
     def __init__(self, recorder: _Recorder) -> None:
         self.recorder = recorder
@@ -274,54 +259,9 @@ class _Session:
                                   "nodes_after": [n.name for n in after]})
 
 
-_reflect_lock = threading.Lock()
-_reflect_depth = 0
-_reflect_saved: dict[str, Any] = {}
-
-
-@contextlib.contextmanager
-def _reflected_operator_lints() -> Iterator[None]:
-    """While hooks run, make ``0 + x`` / ``2 * x`` on a TensorHolder record a lint (GE builds ``Add(x, 0)``)."""
-    global _reflect_depth
-    try:
-        from gebench.ge.es import TensorHolder
-    except ImportError:
-        yield
-        return
-    with _reflect_lock:
-        if _reflect_depth == 0:
-            for name, op in (("__radd__", "Add"), ("__rmul__", "Mul")):
-                original = TensorHolder.__dict__.get(name)
-                if original is None:
-                    continue
-                _reflect_saved[name] = original
-
-                def make(orig: Any, op_type: str, dunder: str) -> Any:
-                    def reflected(self: Any, other: Any) -> Any:
-                        session = _session.current()
-                        if session is not None:
-                            session.lint(
-                                "reflected_operand_order",
-                                f"`{other!r} {'+' if op_type == 'Add' else '*'} x` builds {op_type}(x, {other!r}), "
-                                f"not {op_type}({other!r}, x): GE's TensorHolder.{dunder} keeps self first; write the "
-                                "operands in the order the target graph has them",
-                                source=_session.caller_location(), detail={"op_type": op_type, "operand": repr(other)})
-                        return orig(self, other)
-
-                    reflected.__wrapped__ = orig  # type: ignore[attr-defined]
-                    return reflected
-
-                setattr(TensorHolder, name, make(original, op, name))
-        _reflect_depth += 1
-    try:
-        yield
-    finally:
-        with _reflect_lock:
-            _reflect_depth -= 1
-            if _reflect_depth == 0:
-                for name, original in _reflect_saved.items():
-                    setattr(TensorHolder, name, original)
-                _reflect_saved.clear()
+def _reflected_operator_lints() -> contextlib.AbstractContextManager[None]:
+    """While hooks run, pass-author traps of the expression API (``0 + x``) record lints (the pass API's)."""
+    return pass_api().reflected_operator_lints()
 
 
 def _call_hook(session: _Session, hook: Any, *args: Any) -> Any:
@@ -374,8 +314,9 @@ class _RunState:
 class Run:
     """The outcome of compiling a graph through the custom-pass stages.
 
-    ``graph`` and ``snapshots`` hand out ``ge.graph.Graph`` views; ``.ir`` on any of them is the IR graph
-    (``run.graph.ir``). ``ir_graph`` and ``ir_snapshots`` hold the same IR graphs for gebench's own code.
+    ``graph``, ``snapshots``, ``partial_graph`` and ``graph_after_rewrite()`` hand out ``ge.graph.Graph`` views;
+    ``.ir`` on any of them is the IR graph (``run.graph.ir``). ``ir_graph``, ``ir_snapshots``, ``ir_partial_graph``
+    and ``ir_graph_after_rewrite()`` give the same IR graphs for gebench's own code.
 
     Attributes:
         status: ``"SUCCESS"`` or ``"FAILED"`` (where GE would fail the compile).
@@ -385,8 +326,8 @@ class Run:
         ledger: every candidate, verdict, rewrite and lint.
         load_errors: pass files that failed to load (with file, line and exception).
         passes: descriptors of the passes that took part, in execution order per stage.
-        partial_graph: for a failed ``FusionBasePass.run``, its half-edited graph (the run's graph is the
-            state before that call); else None.
+        partial_graph: for a failed ``FusionBasePass.run``, its half-edited graph as a ``ge.graph.Graph`` view (the
+            run's graph is the state before that call); else None. ``ir_partial_graph`` is its IR graph.
     """
 
     def __init__(self, *, graph: ir.Graph, snapshots: Mapping[str, ir.Graph], ledger: Any, status: str,
@@ -403,7 +344,7 @@ class Run:
         self.load_errors = load_errors
         self.passes = passes
         self.pass_results = pass_results
-        self.partial_graph = partial_graph
+        self.ir_partial_graph = partial_graph
         self.timings = timings  # gebench.fusion.timing.RunTimings (None for a Run built elsewhere)
         #: what ``execute`` was given besides graph and passes, for replays (``gebench.debug.replay``)
         self.replay_args: dict[str, Any] = {}
@@ -417,9 +358,13 @@ class Run:
     @property
     def graph(self) -> Any:
         """The resulting graph as a ``ge.graph.Graph`` view (``run.graph.ir``: the IR graph, as ``ir_graph``)."""
-        from gebench.ge.graph import Graph
+        return pass_api().wrap_graph(self.ir_graph)
 
-        return Graph._wrap(self.ir_graph, owns=False)
+    @property
+    def partial_graph(self) -> Any:
+        """For a failed ``FusionBasePass.run``, its half-edited graph as a ``ge.graph.Graph`` view (``.ir``: the IR
+        graph, as ``ir_partial_graph``); None otherwise."""
+        return None if self.ir_partial_graph is None else pass_api().wrap_graph(self.ir_partial_graph)
 
     @property
     def snapshots(self) -> Mapping[str, Any]:
@@ -436,9 +381,7 @@ class Run:
         Returns:
             ``gebench.exec.equivalence.VerifyReport`` (``ok``, ``failures``, ``summary()``).
         """
-        from gebench.exec.equivalence import verify_run
-
-        return verify_run(self, **kwargs)
+        return run_tools().verify_run(self, **kwargs)
 
     def summary(self) -> dict[str, Any]:
         """Per pass: candidates, replaced, rejected by reason (from the ledger)."""
@@ -466,31 +409,34 @@ class Run:
             "ledger": self.ledger.to_dict(),
         }
 
-    def graph_after_rewrite(self, pass_name: str, k: int) -> ir.Graph:
+    def graph_after_rewrite(self, pass_name: str, k: int) -> Any:
         """The graph after the ``k``-th rewrite (1-based; 0: just before the first) of pass ``pass_name``, made by
-        replaying the run up to it (:func:`gebench.debug.graph_after_rewrite`: one compile of the input).
+        replaying the run up to it (:func:`gebench.debug.graph_after_rewrite`: one compile of the input), as a
+        ``ge.graph.Graph`` view (``.ir``: its IR graph, as :meth:`ir_graph_after_rewrite` returns it).
 
         Raises:
             gebench.debug.ReplayError: the pass did fewer rewrites, or the run cannot be replayed.
         """
-        from gebench.debug import graph_after_rewrite
+        return pass_api().wrap_graph(self.ir_graph_after_rewrite(pass_name, k))
 
-        return graph_after_rewrite(self, pass_name, k)
+    def ir_graph_after_rewrite(self, pass_name: str, k: int) -> ir.Graph:
+        """:meth:`graph_after_rewrite` as the ``ir.Graph`` itself (the replay's graph), for gebench's own code.
+
+        Raises:
+            gebench.debug.ReplayError: as :meth:`graph_after_rewrite`.
+        """
+        return run_tools().graph_after_rewrite(self, pass_name, k)
 
     def repro_bundle(self, candidate: Any, directory: Any, **kwargs: Any) -> Any:
         """Write a folder reproducing ``candidate``'s verdict (a ledger index or record) on the smallest graph
         around it: :func:`gebench.debug.repro_bundle` (returns its ``ReproBundle``; raises its errors)."""
-        from gebench.debug import repro_bundle
-
-        return repro_bundle(self, candidate, directory, **kwargs)
+        return run_tools().repro_bundle(self, candidate, directory, **kwargs)
 
     def bisect_numerics(self, seed: int = 0, **kwargs: Any) -> Any:
         """The ledger record of the first rewrite after which the graph is not numerically equivalent to the
         input (reference executor, random inputs of ``seed``), or None: :func:`gebench.debug.bisect_numerics`
         (O(log rewrites) replays; raises its errors)."""
-        from gebench.debug import bisect_numerics
-
-        return bisect_numerics(self, seed, **kwargs).record
+        return run_tools().bisect_numerics(self, seed, **kwargs).record
 
     def timing(self) -> list[dict[str, Any]]:
         """Per pass (in run order) and per pattern: wall and CPU seconds, candidate counts by verdict, matches and
@@ -559,9 +505,7 @@ class _GraphViews(Mapping[str, Any]):
         self._graphs = graphs
 
     def __getitem__(self, name: str) -> Any:
-        from gebench.ge.graph import Graph
-
-        return Graph._wrap(self._graphs[name], owns=False)
+        return pass_api().wrap_graph(self._graphs[name])
 
     def __iter__(self) -> Iterator[str]:
         return iter(self._graphs)
@@ -862,11 +806,10 @@ def _infer(state: _RunState) -> str:
 def _run_stage(state: _RunState, stage: str, descs: list[PassDescriptor],
                results: list[dict[str, Any]]) -> tuple[str, str] | None:
     """Run one stage. Returns (failed pass, reason) or None."""
-    from gebench.ge.passes._native import PassContext
-
     if not descs:
         return None
-    context = PassContext._create("", state.options)
+    api = pass_api()
+    context = api.new_context(state.options)
     instances: dict[str, Any] = {}
     configs: dict[str, Any] = {}
     for desc in descs:
@@ -875,7 +818,7 @@ def _run_stage(state: _RunState, stage: str, descs: list[PassDescriptor],
                 limit = _guard._limit.get()
                 instance = desc.cls() if limit is None else _guard.call_bounded(limit, desc.pass_name, desc.cls)
                 if desc.kind == PASS_KIND_PATTERN_FUSION:
-                    configs[desc.pass_name] = _bridge.matcher_config_of(instance)
+                    configs[desc.pass_name] = api.matcher_config_of(instance)
             except _guard.HookTimedOut as timeout:
                 raise PassFailure(timeout.reason) from None  # reported as the stage's creation failure
             except (SystemExit, KeyboardInterrupt) as stop:
@@ -940,13 +883,11 @@ def _replace_graph(state: _RunState, old: ir.Graph, new: ir.Graph) -> None:
 
 def _run_fusion_base_pass(state: _RunState, rec: _Recorder, instance: Any, graph: ir.Graph,
                           context: Any) -> tuple[str, str]:
-    from gebench.ge.graph import Graph
-
     rec.hook_source = _hook_source(type(instance), "run")
     if state.rewrite_cap is not None:
         _check_rewrite_cap(state, rec)
     backup = ir.GraphJournal(graph)  # the graph before run(), kept at the cost of what run() changes
-    view = Graph._wrap(graph, owns=False)
+    view = pass_api().wrap_graph(graph)
     session = _Session(rec)
     name = rec.desc.pass_name
     reason = ""
@@ -1041,7 +982,7 @@ def _run_pattern_pass(state: _RunState, rec: _Recorder, instance: Any, config: A
     session = _Session(rec)
     rec.hook_source = _hook_source(type(instance), "meet_requirements")
     try:
-        patterns = _call_hook(session, _bridge.patterns_of, instance)
+        patterns = _call_hook(session, pass_api().patterns_of, instance)
     except Exception as exc:  # noqa: BLE001 - GE: failing patterns() is a warning, zero patterns
         # the source is the pass file's line that raised (a @pattern body), not gebench's patterns() collector
         rec.lint("patterns_failed", f"patterns() failed, the pass matches nothing: {exception_text(exc)}",
@@ -1193,20 +1134,18 @@ _FACADE: dict[str, Any] = {}
 
 
 def _native_match_result() -> Any:
+    """The pass API's ``MatchResult`` class (cached: read once per match)."""
     cls = _FACADE.get("MatchResult")
     if cls is None:
-        from gebench.ge.passes._native import MatchResult as cls
-
-        _FACADE["MatchResult"] = cls
+        cls = _FACADE["MatchResult"] = pass_api().match_result_type
     return cls
 
 
 def _facade_graph() -> Any:
+    """The pass API's ``Graph`` class (cached: read once per replacement)."""
     cls = _FACADE.get("Graph")
     if cls is None:
-        from gebench.ge.graph import Graph as cls
-
-        _FACADE["Graph"] = cls
+        cls = _FACADE["Graph"] = pass_api().graph_type
     return cls
 
 
@@ -1253,13 +1192,12 @@ def _post_replacement_lints(rec: _Recorder, session: _Session, boundary: Any, re
 
 
 def _capture_region(state: _RunState, graph: ir.Graph, node_ids: list[int], boundary: Any) -> Any:
-    """With ``verify``: the matched region extracted before the rewrite (``gebench.exec``), else None."""
+    """With ``verify``: the matched region extracted before the rewrite (the run tools, ``gebench.exec``), else
+    None."""
     if not state.check_numerics or not state.ledger_on:
         return None
-    from gebench.exec.equivalence import capture_rewrite
-
     try:
-        return capture_rewrite(graph, node_ids, boundary)
+        return run_tools().capture_rewrite(graph, node_ids, boundary)
     except Exception as exc:  # noqa: BLE001 - a region the executor cannot extract is reported, not fatal
         return exc
 
@@ -1271,9 +1209,7 @@ def _check_region(region: Any, graph: ir.Graph, result: Any, record: Any) -> Non
     if isinstance(region, Exception):
         record.detail["verify"] = {"ok": None, "error": f"{type(region).__name__}: {region}"}
         return
-    from gebench.exec.equivalence import check_captured_rewrite
-
-    outcome = check_captured_rewrite(region, graph, result.added)
+    outcome = run_tools().check_captured_rewrite(region, graph, result.added)
     if outcome.error is not None:
         record.detail["verify"] = {"ok": None, "error": outcome.error}
         return
@@ -1305,8 +1241,7 @@ def _jsonable(value: Any) -> Any:
 # --------------------------------------------------------------------------------------------- DecomposePass
 def _run_decompose_pass(state: _RunState, rec: _Recorder, instance: Any, graph: ir.Graph,
                         context: Any) -> tuple[str, str]:
-    from gebench.ge.graph import Node
-
+    wrap_node = pass_api().wrap_node
     op_types = list(getattr(instance, "op_types", None) or [])
     rec.hook_source = _hook_source(type(instance), "meet_requirements")
     rec.pattern_name = ",".join(op_types)
@@ -1323,7 +1258,7 @@ def _run_decompose_pass(state: _RunState, rec: _Recorder, instance: Any, graph: 
                     nodes=[(node.id, node.name)])
             continue
         try:
-            verdict = _call_hook(session, instance.meet_requirements, Node._wrap(node), context)
+            verdict = _call_hook(session, instance.meet_requirements, wrap_node(node), context)
             ok = bool(verdict)
         except Exception as exc:  # noqa: BLE001 - GE: exception = False
             text = exception_text(exc)
@@ -1340,7 +1275,7 @@ def _run_decompose_pass(state: _RunState, rec: _Recorder, instance: Any, graph: 
         session.expression_inputs = None
         session.owned_replacement = None
         session.infer_shape_graphs = []
-        replacement = _call_replacement(rec, instance, Node._wrap(node), context, session, [node], [], verdict)
+        replacement = _call_replacement(rec, instance, wrap_node(node), context, session, [node], [], verdict)
         replacement_ir = replacement._ir
         _post_replacement_lints(rec, session, boundary, replacement_ir, [node])
         before = [(node.id, node.name)]

@@ -77,6 +77,8 @@ __all__ = [
     "parse_ge_dump_text",
     "sanitize_suffix",
     "stage_selected",
+    "load_graph_file",
+    "write_dump_dir",
     "write_dumps",
     "write_dumps_from_env",
 ]
@@ -553,30 +555,14 @@ def load_graph_file(path: str | os.PathLike[str]) -> ir.Graph:
     return ir.parse_text(path.read_text(encoding="utf-8"))
 
 
-def _dump_run(run: Any, out_dir: Path) -> list[Path]:
-    """``gebench compile --dump-dir``: every snapshot of ``run`` in stage order, GE's names, with the content level
-    and formats of DUMP_GE_GRAPH / DUMP_GRAPH_FORMAT when set (level 1, ge_proto + onnx otherwise)."""
-    from gebench.fusion.runtime import DUMP_SUFFIXES, PRE_RUN_SUFFIX
+def write_dump_dir(snapshots: Mapping[str, ir.Graph], out_dir: str | os.PathLike[str], *,
+                   progress: Callable[[int, int], None] | None = None) -> list[Path]:
+    """``gebench compile --dump-dir``: every snapshot given, in the order given, under GE's file names, with the
+    content level and formats of DUMP_GE_GRAPH / DUMP_GRAPH_FORMAT when set (level 1, ge_proto + onnx otherwise).
 
-    snapshots: dict[str, ir.Graph] = run.ir_snapshots
-    order = [s for s in (PRE_RUN_SUFFIX, *DUMP_SUFFIXES.values()) if s in snapshots]
-    order += [s for s in snapshots if s not in order]
+    The caller orders the snapshots (``gebench.api.write_dumps`` puts GE's dump points first). Raises as
+    :func:`write_dumps`.
+    """
     settings = dump_settings_from_env()
     level = settings.level if settings.enabled else DumpLevel.DUMP_ALL
-    return write_dumps({s: snapshots[s] for s in order}, out_dir, level=level, formats=settings.formats)
-
-
-def register_with_api() -> None:
-    """Teach ``gebench.load`` to read GE dumps and AIR files and ``gebench compile --dump-dir`` to write GE's
-    dump files. Called when :mod:`gebench.io` is imported; does nothing when :mod:`gebench.api` is unavailable."""
-    try:
-        from gebench import api
-    except ImportError as exc:  # a partial install without the runtime
-        _log.debug("gebench.api not importable; GE dump loaders not registered: %s", exc)
-        return
-    from .air import load_air
-
-    api.register_loader([".txt"], load_graph_file)
-    api.register_loader([".air"], load_air)
-    api.register_loader([".pbtxt"], load_ge_dump)
-    api.register_dump_writer(_dump_run)
+    return write_dumps(snapshots, out_dir, level=level, formats=settings.formats, progress=progress)

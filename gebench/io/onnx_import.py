@@ -45,7 +45,7 @@ from ._onnx_source import ModelFile, read_model_file, release_free_heap
 from ._progress import Progress
 
 __all__ = ["load_onnx", "OnnxImportError", "UnsupportedOnnxOpError", "UnsupportedNode", "supported_onnx_ops",
-           "produced_ge_types", "register_with_api"]
+           "produced_ge_types"]
 
 _log = logging.getLogger(__name__)
 
@@ -147,16 +147,6 @@ def _load(model: Any, *, input_format: str, net_output: bool, base_dir: Any,
     del fast
     name = inferred.graph.name or Path(source).stem or "graph"
     return _Importer(parts, shared, name).run_root(net_output=net_output)
-
-
-def register_with_api() -> None:
-    """Teach ``gebench.load`` to read ``.onnx`` files. Does nothing when :mod:`gebench.api` is unavailable."""
-    try:
-        from gebench import api
-    except ImportError as exc:  # a partial install without the runtime
-        _log.debug("gebench.api not importable; ONNX loader not registered: %s", exc)
-        return
-    api.register_loader([".onnx"], load_onnx)
 
 
 # --------------------------------------------------------------------------- reading

@@ -218,7 +218,7 @@ def bundle_passes(spec: str | os.PathLike[str] | Sequence[str | os.PathLike[str]
     Raises:
         SweepInputError: an item does not exist, or the files exceed :data:`MAX_BUNDLE_BYTES`.
     """
-    from gebench.fusion.loader import split_pass_path
+    from gebench.fusion.plugins.scan import split_pass_path
 
     if isinstance(spec, (str, os.PathLike)):
         text = os.fspath(spec)

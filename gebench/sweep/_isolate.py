@@ -479,7 +479,8 @@ def _preload() -> None:
     import gebench  # noqa: F401
     import gebench.api  # noqa: F401
     import gebench.exec.equivalence  # noqa: F401
-    import gebench.fusion.reload  # noqa: F401
+    import gebench.fusion.plugins.reload  # noqa: F401
+    import gebench.ge.passes._engine  # noqa: F401 - the pass API the runtime calls
     import gebench.io  # noqa: F401
 
     from ._corpus import default_cache_dir

@@ -20,11 +20,11 @@ import uuid
 from importlib import resources
 from typing import Any
 
+from gebench.fusion.stages import STAGE_ORDER
+
 from ._task import COMPLETED_STATUSES
 
 __all__ = ["render_report", "pass_columns"]
-
-_STAGE_ORDER = ("BeforeInferShape", "AfterInferShape", "AfterBuiltinFusionPass", "AfterOriginGraphOptimize")
 
 
 def _asset(name: str) -> str:
@@ -38,7 +38,7 @@ def pass_columns(rows: list[dict[str, Any]]) -> list[tuple[str, str]]:
         for name, p in (row.get("passes") or {}).items():
             if not seen.get(name):
                 seen[name] = p.get("stage") or ""
-    rank = {s: i for i, s in enumerate(_STAGE_ORDER)}
+    rank = {s: i for i, s in enumerate(STAGE_ORDER)}
     return sorted(seen.items(), key=lambda item: (rank.get(item[1], len(rank)), item[0]))
 
 

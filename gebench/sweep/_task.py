@@ -228,7 +228,7 @@ def run_task(spec: TaskSpec, *, on_pass_start: Callable[[str], None] | None = No
             return _done(row, start, measure_memory)
         row["load_s"] = time.perf_counter() - start
         row["nodes_before"] = len(graph)
-        from gebench.fusion.reload import PassSet
+        from gebench.fusion.plugins.reload import PassSet
 
         pass_set = PassSet(item_paths)
         clock = PassClock(on_pass_start)

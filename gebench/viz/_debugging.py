@@ -112,6 +112,7 @@ class DebuggingMixin:
     hops: int
     max_focus_nodes: int
     _rows: list[CandidateRow]
+    _table: Any  # the CandidateTable over _rows
     _graphs: Any
     _view: GraphView | None
     _view_graph: ir.Graph | None
@@ -372,11 +373,11 @@ class DebuggingMixin:
     def pass_rewrites(self, pass_name: str | None = None) -> list[CandidateRow]:
         """The rewrites (``REPLACED`` rows, in run order) of ``pass_name`` (default: the selected pass)."""
         name = pass_name or self.selected_pass
-        return [r for r in self._rows if r.pass_name == name and r.status == "REPLACED"]
+        return [self._rows[i] for i in self._table.rows_with_status(name, "REPLACED").tolist()]
 
     def _reset_rewrite_step(self, pass_name: str) -> None:
-        """The slider for ``pass_name``'s rewrites, not stepping (``k`` -1)."""
-        n = len(self.pass_rewrites(pass_name)) if pass_name else 0
+        """The slider for ``pass_name``'s rewrites, not stepping (``k`` -1). O(rows of the pass) numpy."""
+        n = len(self._table.rows_with_status(pass_name, "REPLACED")) if pass_name else 0
         value = {"pass": pass_name, "n": n, "k": -1, "record": -1} if pass_name else {}
         if value != self.rewrite_step:
             self.rewrite_step = value
@@ -403,7 +404,7 @@ class DebuggingMixin:
             self._refresh_highlight()
 
     def graph_after_rewrite(self, pass_name: str, k: int) -> ir.Graph:
-        """``run.graph_after_rewrite(pass_name, k)``, kept: a ``(pass, k)`` seen before costs nothing, a new one a
+        """``run.ir_graph_after_rewrite(pass_name, k)``, kept: a ``(pass, k)`` seen before costs nothing, a new one a
         replay (one compile). At most :data:`STEP_CACHE` graphs are kept per run.
 
         Raises:
@@ -418,7 +419,7 @@ class DebuggingMixin:
         graph = cache.get(key)
         if graph is None:
             with self._progress(f"replaying up to rewrite {k} of {pass_name}"):
-                graph = self.run.graph_after_rewrite(pass_name, k)
+                graph = self.run.ir_graph_after_rewrite(pass_name, k)
             cache[key] = graph
             while len(cache) > STEP_CACHE:
                 cache.popitem(last=False)

@@ -27,20 +27,29 @@ a larger group gets *range* groups of consecutive items in graph order (``l0 …
 and balanced, so every level stays small enough to lay out quickly and to read. Groups never merge names
 alphabetically: children are always in graph order (by their first node).
 
-Costs: :func:`derive_hierarchy` is O(n * depth) plus one pass over the edges, once per graph; a level's items,
-edges and the group counts of a set of nodes then cost O(level) and O(nodes * depth).
+Costs: :func:`derive_hierarchy` reads the graph's tables in bulk (node order, names, op types, provenance and the
+data edges as numpy arrays: no per-node Python object beyond the lists of names it parses), runs the name rule
+once per distinct name (a ``cache`` shared between the graphs of one run makes a snapshot's names, mostly the
+final graph's, cost a dict lookup each), and groups in one pass over the non-Const nodes and O(groups) after
+that. The edges of a level (which boxes connect, how many edges leave each item) are found only when the level is
+drawn, with array operations over the edge arrays: O(e) numpy work per level, O(edges of the level) Python.
 
-Invariants: every node of the graph is in exactly one group (``group_of``); group 0 is the root; a group's
-``children`` and ``nodes`` are in graph order; ``size`` counts every node under a group (Consts included).
+Invariants: every node of the graph is in exactly one group (``group_of``); group 0 is the root; groups are numbered
+breadth first (a parent before its children, a level's children consecutive); a group's ``children`` and ``nodes``
+are in graph order; ``size`` counts every node under a group (Consts included).
 """
 
 from __future__ import annotations
 
 import math
+import operator
 import re
-from collections import Counter, defaultdict
+from collections import Counter
 from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
+from itertools import chain, repeat
+
+import numpy as np
 
 from gebench import ir
 
@@ -58,6 +67,17 @@ _BOUNDARY_OPS = frozenset({"Data", "NetOutput", "RefData"})
 
 #: the first token of letters then digits (the stem), and the next token when another one follows it
 _STEM_SEARCH = re.compile(r"(?:^|[_.\-:])([A-Za-z]+\d+)(?=[_.\-:]|$)(?:[_.\-:]+([^_.\-:]+)[_.\-:]+[^_.\-:])?")
+#: the same search once per line of names joined by newlines (one match per line, empty groups without a stem):
+#: the regex engine walks all names in one call
+_STEM_LINES = re.compile(
+    r"^(?:[^\n]*?(?:^|(?<=[_.\-:]))([A-Za-z]+\d+)(?=[_.\-:\n]|$)(?:[_.\-:]+([^_.\-:\n]+)[_.\-:]+[^_.\-:\n])?)?[^\n]*$",
+    re.MULTILINE,
+)
+
+_name_of = operator.attrgetter("_name")
+_op_of = operator.attrgetter("_op_type")
+_provenance_of = operator.attrgetter("provenance")
+_first = operator.itemgetter(0)
 
 
 def group_element_id(gid: int) -> str:
@@ -70,7 +90,7 @@ def _item_key(gid: int) -> int:
     return -(gid + 1)
 
 
-@dataclass
+@dataclass(slots=True)
 class Group:
     """One group of the hierarchy.
 
@@ -95,6 +115,51 @@ class Group:
     first: int = 0
 
 
+class _GroupOf(Mapping[int, int]):
+    """Node id -> id of the group holding it directly: a list indexed by node id (-1 where no node). O(1) reads."""
+
+    def __init__(self, table: list[int], count: int) -> None:
+        self._table = table
+        self._count = count
+
+    def __getitem__(self, node_id: int) -> int:
+        try:
+            gid = self._table[node_id] if node_id >= 0 else -1
+        except (IndexError, TypeError):
+            raise KeyError(node_id) from None
+        if gid < 0:
+            raise KeyError(node_id)
+        return gid
+
+    def get(self, node_id: int, default: int | None = None) -> int | None:  # type: ignore[override]
+        try:
+            gid = self._table[node_id] if node_id >= 0 else -1
+        except (IndexError, TypeError):
+            return default
+        return default if gid < 0 else gid
+
+    def __contains__(self, node_id: object) -> bool:
+        return self.get(node_id) is not None  # type: ignore[arg-type]
+
+    def __iter__(self) -> Iterator[int]:
+        return (nid for nid, gid in enumerate(self._table) if gid >= 0)
+
+    def __len__(self) -> int:
+        return self._count
+
+
+@dataclass
+class _Edges:
+    """The graph's data edges (by destination position and port) then its control edges, as arrays."""
+
+    src: np.ndarray  # node ids
+    src_port: np.ndarray
+    dst: np.ndarray
+    dst_port: np.ndarray
+    src_group: np.ndarray  # group ids (final numbering)
+    dst_group: np.ndarray
+
+
 class Hierarchy:
     """Groups over one graph's nodes (see the module docstring); built by :func:`derive_hierarchy`.
 
@@ -103,27 +168,45 @@ class Hierarchy:
         groups: every group; ``groups[0]`` is the root.
         group_of: node id -> id of the group that holds it directly.
         mode: the rule that made the groups: ``"scope"``, ``"stem"`` or ``"chunks"``.
+        work: what deriving and drawing cost, counted: ``nodes`` (read in bulk), ``names_parsed`` (names the
+            scope or stem rule ran on; the others came from the cache), ``edges`` (in the edge arrays),
+            ``levels_indexed`` (levels whose edges were sorted out, each once), ``python_edges`` (edges handled
+            one by one in Python for those levels).
     """
 
     def __init__(
-        self, graph: ir.Graph, groups: list[Group], group_of: dict[int, int], mode: str, order: dict[int, int]
+        self,
+        graph: ir.Graph,
+        groups: list[Group],
+        group_of: Mapping[int, int],
+        mode: str,
+        index_of: np.ndarray,
+        edges: _Edges | None = None,
+        work: dict[str, int] | None = None,
     ) -> None:
         self.graph = graph
         self.groups = groups
         self.group_of = group_of
         self.mode = mode
-        self._order = order
+        self._index_of = index_of  # node id -> graph-order index (-1 where no node)
         self._depth: list[int] = []
         self._recount_depths()
-        self._edges: dict[int, Counter[tuple[int, int]]] | None = None
-        self._direct: dict[int, list[tuple[int, int, int, int]]] | None = None
-        self._outside: dict[int, Counter[int]] | None = None
+        self._edge_arrays = edges
+        self._tin: np.ndarray | None = None
+        self._tout: np.ndarray | None = None
+        self._levels: dict[
+            int, tuple[list[tuple[int, int, int, int]], list[tuple[int, int, int]], dict[int, int]]
+        ]
+        self._levels = {}
         self._ops: dict[int, Counter[str]] = {}
-        self._data_edges: list[tuple[ir.Node, int, ir.Node, int]] | None = None
+        self._boxes: dict[int, list[str | None]] = {}
+        self.work: dict[str, int] = dict(work or {})
+        self.work.setdefault("levels_indexed", 0)
+        self.work.setdefault("python_edges", 0)
 
     def _recount_depths(self) -> None:
         depth = [0] * len(self.groups)
-        for g in self.groups[1:]:  # parents are always created before their children
+        for g in self.groups[1:]:  # parents are always numbered before their children
             depth[g.id] = depth[g.parent] + 1 if g.parent >= 0 else 0
         self._depth = depth
 
@@ -155,8 +238,9 @@ class Hierarchy:
             return None
         if gid == level:
             return node_id
+        groups = self.groups
         while gid >= 0:
-            parent = self.groups[gid].parent
+            parent = groups[gid].parent
             if parent == level:
                 return _item_key(gid)
             gid = parent
@@ -184,55 +268,139 @@ class Hierarchy:
         (depth first, children in graph order). O(min(size, sample)) the first time, then cached."""
         ops = self._ops.get(gid)
         if ops is None:
-            ops = Counter()
-            seen = 0
+            ids: list[int] = []
             stack = [gid]
-            node = self.graph.node
-            while stack and seen < sample:
+            while stack and len(ids) < sample:
                 g = self.groups[stack.pop()]
                 stack.extend(reversed(g.children))
-                seen += len(g.nodes)
-                ops.update(op for op in (node(nid).op_type for nid in g.nodes) if op not in CONST_OP_TYPES)
+                ids.extend(g.nodes)
+            ops = Counter(map(_op_of, map(self.graph._nodes.__getitem__, ids)))
+            for op in CONST_OP_TYPES:
+                ops.pop(op, None)
             self._ops[gid] = ops
         return [op for op, _ in ops.most_common(k)]
 
     # ------------------------------------------------------------------ edges per level
-    def _index_edges(self) -> None:
-        """Sort every data and control edge to the level where it is drawn (the lowest common group of its
-        ends), and count edges leaving each group per item. O(e * depth), once."""
-        edges: defaultdict[int, Counter[tuple[int, int]]] = defaultdict(Counter)
-        direct: defaultdict[int, list[tuple[int, int, int, int]]] = defaultdict(list)
-        outside: defaultdict[int, Counter[int]] = defaultdict(Counter)
-        groups, group_of, depth = self.groups, self.group_of, self._depth
-        graph = self.graph
-        data = self._data_edges if self._data_edges is not None else graph.data_edges()
-        self._data_edges = None
-        control = graph.control_edges()
-        for s, sp, d, dp in [*data, *((s, -1, d, -1) for s, d in control)]:
-            u, v = s.id, d.id
-            gu, gv = group_of[u], group_of[v]
-            if gu == gv:
-                direct[gu].append((u, sp, v, dp))
-                continue
-            # walk both ends up to their lowest common group, remembering the item each end is at each level
-            a, b = gu, gv
-            item_a, item_b = u, v
-            while depth[a] > depth[b]:
-                outside[a][item_a] += 1
-                item_a, a = _item_key(a), groups[a].parent
-            while depth[b] > depth[a]:
-                outside[b][item_b] += 1
-                item_b, b = _item_key(b), groups[b].parent
-            while a != b:
-                outside[a][item_a] += 1
-                outside[b][item_b] += 1
-                item_a, a = _item_key(a), groups[a].parent
-                item_b, b = _item_key(b), groups[b].parent
-            if item_a >= 0 and item_b >= 0:
-                direct[a].append((u, sp, v, dp))
-            else:
-                edges[a][(item_a, item_b)] += 1
-        self._edges, self._direct, self._outside = dict(edges), dict(direct), dict(outside)
+    def _euler(self) -> tuple[np.ndarray, np.ndarray]:
+        """Depth-first entry and exit numbers of the groups (children in order): group ``g`` is under group ``a``
+        when ``tin[a] <= tin[g] < tout[a]``. Array work per depth (the groups are numbered breadth first, so a
+        depth's groups come by parent, siblings in order), once."""
+        if self._tin is None:
+            groups = self.groups
+            n = len(groups)
+            parent = np.fromiter((g.parent for g in groups), dtype=np.int64, count=n)
+            depth = np.array(self._depth, dtype=np.int64)
+            size = np.ones(n, dtype=np.int64)  # groups in each subtree
+            by_depth = [np.flatnonzero(depth == d) for d in range(int(depth.max()) + 1)] if n else []
+            for at in reversed(by_depth[1:]):
+                np.add.at(size, parent[at], size[at])
+            tin = np.zeros(n, dtype=np.int64)
+            for at in by_depth[1:]:
+                p, sz = parent[at], size[at]
+                before = np.cumsum(sz) - sz  # subtree sizes of the groups before, at this depth
+                starts = np.flatnonzero(np.r_[True, p[1:] != p[:-1]])  # each parent's first child
+                first_before = np.repeat(before[starts], np.diff(np.r_[starts, len(at)]))
+                tin[at] = tin[p] + 1 + before - first_before
+            self._tin, self._tout = tin, tin + size
+        assert self._tout is not None
+        return self._tin, self._tout
+
+    def group_boxes(self, level: int) -> list[str | None]:
+        """Group id -> element id of the box of level ``level`` holding it (None for the level itself and for
+        groups not under it). O(groups) array work once per level, then O(1) per read."""
+        boxes = self._boxes.get(level)
+        if boxes is None:
+            tin, tout = self._euler()
+            grp = self.groups[level]
+            out = np.full(len(self.groups), None, dtype=object)
+            if grp.children:
+                child_tin = tin[np.array(grp.children, dtype=np.int64)]
+                under = np.flatnonzero((tin > tin[level]) & (tin < tout[level]))
+                pos = np.searchsorted(child_tin, tin[under], side="right") - 1
+                out[under] = np.array([group_element_id(c) for c in grp.children], dtype=object)[pos]
+            boxes = self._boxes[level] = out.tolist()
+        return boxes
+
+    def _edges_of(self) -> _Edges:
+        if self._edge_arrays is None:  # a hierarchy built without them (never by derive_hierarchy)
+            self._edge_arrays = _edge_arrays(self.graph, self._index_of, self._node_groups())
+        return self._edge_arrays
+
+    def _node_groups(self) -> np.ndarray:
+        table = np.full(len(self._index_of), -1, dtype=np.int64)
+        for g in self.groups:
+            table[g.nodes] = g.id
+        return table
+
+    def _level_edges(
+        self, level: int
+    ) -> tuple[list[tuple[int, int, int, int]], list[tuple[int, int, int]], dict[int, int]]:
+        """The edges of level ``level``: the ones between two of its own nodes (``(src, src port, dst, dst
+        port)``, data then control edges, by destination position), the counted ones between its items where one
+        end is a child group (``(item, item, count)``, sorted), and ``item -> edges leaving the level`` from an
+        item. O(e) array operations and O(edges of the level) Python, once per level."""
+        hit = self._levels.get(level)
+        if hit is not None:
+            return hit
+        e = self._edges_of()
+        tin, tout = self._euler()
+        grp = self.groups[level]
+        if level == 0:
+            sel = np.arange(len(e.src))
+            one = np.empty(0, dtype=np.int64)
+            one_src_inside = np.empty(0, dtype=bool)
+        else:
+            a, b = tin[level], tout[level]
+            ts = tin[e.src_group]
+            td = tin[e.dst_group]
+            in_s = (ts >= a) & (ts < b)
+            in_d = (td >= a) & (td < b)
+            sel = np.flatnonzero(in_s & in_d)
+            one = np.flatnonzero(in_s ^ in_d)
+            one_src_inside = in_s[one]
+        children = np.array(grp.children, dtype=np.int64)
+        child_tin = tin[children] if len(children) else np.empty(0, dtype=np.int64)
+
+        def items(node_ids: np.ndarray, gids: np.ndarray) -> np.ndarray:
+            """Each end's item of the level: its node id when directly in the level, else its child group's key."""
+            out = node_ids.copy()
+            below = gids != level
+            if below.any():
+                pos = np.searchsorted(child_tin, tin[gids[below]], side="right") - 1
+                out[below] = -(children[pos] + 1)
+            return out
+
+        gs, gd = e.src_group[sel], e.dst_group[sel]
+        direct_mask = (gs == level) & (gd == level)
+        d_idx = sel[direct_mask]
+        direct = list(
+            zip(
+                e.src[d_idx].tolist(),
+                e.src_port[d_idx].tolist(),
+                e.dst[d_idx].tolist(),
+                e.dst_port[d_idx].tolist(),
+                strict=True,
+            )
+        )
+        rest = sel[~direct_mask]
+        ia = items(e.src[rest], e.src_group[rest])
+        ib = items(e.dst[rest], e.dst_group[rest])
+        cross = ia != ib
+        counted: list[tuple[int, int, int]] = []
+        if cross.any():
+            pairs, counts = np.unique(np.stack([ia[cross], ib[cross]], axis=1), axis=0, return_counts=True)
+            counted = list(zip(pairs[:, 0].tolist(), pairs[:, 1].tolist(), counts.tolist(), strict=True))
+        outside: dict[int, int] = {}
+        if len(one):
+            inside_nodes = np.where(one_src_inside, e.src[one], e.dst[one])
+            inside_groups = np.where(one_src_inside, e.src_group[one], e.dst_group[one])
+            keys, counts = np.unique(items(inside_nodes, inside_groups), return_counts=True)
+            outside = dict(zip(keys.tolist(), counts.tolist(), strict=True))
+        self.work["levels_indexed"] += 1
+        self.work["python_edges"] += len(direct) + len(counted)
+        out = (direct, counted, outside)
+        self._levels[level] = out
+        return out
 
     # ------------------------------------------------------------------ a level as a view
     def level_view(
@@ -245,20 +413,17 @@ class Hierarchy:
         ``element_of`` covers every node under the group (a lazy mapping, O(depth) per lookup), so highlighting
         a node anywhere below colours the box holding it.
 
-        Cost: O(items + edges of the level) after the first call's edge index (O(e * depth)).
+        Cost: O(e) array operations the first time a level is drawn, then O(items + edges of the level).
 
         Raises:
             IndexError: no group ``level``.
         """
         if not 0 <= level < len(self.groups):
             raise IndexError(f"no group {level}; the hierarchy has {len(self.groups)}")
-        if self._edges is None:
-            with ir.collector_paused():
-                self._index_edges()
-        assert self._edges is not None and self._direct is not None and self._outside is not None
+        with ir.collector_paused():
+            direct, counted, outside = self._level_edges(level)
         graph = self.graph
         grp = self.groups[level]
-        outside = self._outside.get(level, Counter())
         folded: dict[int, int] = {}
         drawn: list[ir.Node] = []
         mine = set(grp.nodes)
@@ -301,11 +466,11 @@ class Hierarchy:
             )
         drawn_ids = {n.id for n in nodes}
         edges: list[ViewEdge] = []
-        for u, sp, v, dp in self._direct.get(level, []):
+        for u, sp, v, dp in direct:
             if u in drawn_ids and v in drawn_ids:
                 label = tensor_label(graph.node(u).outputs[sp]) if edge_labels and sp >= 0 else ""
                 edges.append(ViewEdge(u, sp, v, dp, label))
-        for (a, b), count in sorted(self._edges.get(level, Counter()).items()):
+        for a, b, count in counted:
             a = folded.get(a, a)
             b = folded.get(b, b)
             if a in drawn_ids and b in drawn_ids and a != b:
@@ -342,40 +507,112 @@ class Hierarchy:
             g = self.groups[stack.pop()]
             out.extend(g.nodes)
             stack.extend(g.children)
-        out.sort(key=self._order.__getitem__)
+        if len(out) > 1:
+            ids = np.array(out, dtype=np.int64)
+            out = ids[np.argsort(self._index_of[ids], kind="stable")].tolist()
         return out
 
 
 class _LevelElements(Mapping[int, str]):
-    """Node id -> element id of the item standing for it in one level (lazy: O(depth) per lookup)."""
+    """Node id -> element id of the item standing for it in one level (lazy: O(1) per lookup)."""
 
     def __init__(self, hierarchy: Hierarchy, level: int, folded: dict[int, int]) -> None:
         self._h = hierarchy
         self._level = level
         self._folded = folded
-        self._by_group: dict[int, str | None] = {}  # a node's own group -> the box standing for it (memo)
+        self._group_of = hierarchy.group_of
+        self._boxes: list[str | None] | None = None  # group id -> the box standing for it (on first need)
 
-    def __getitem__(self, node_id: int) -> str:
-        h = self._h
-        gid = h.group_of.get(node_id)
+    def get(self, node_id: int, default: str | None = None) -> str | None:  # type: ignore[override]
+        """The element standing for ``node_id``, or ``default``. O(1) (the workbench reads it for every node a
+        pass colours)."""
+        gid = self._group_of.get(node_id)
         if gid is None:
-            raise KeyError(node_id)
+            return default
         if gid == self._level:
             return node_element_id(self._folded.get(node_id, node_id))
-        try:
-            el = self._by_group[gid]
-        except KeyError:
-            item = h.item_at(self._level, node_id)
-            el = self._by_group[gid] = group_element_id(-item - 1) if item is not None else None
+        if self._boxes is None:
+            self._boxes = self._h.group_boxes(self._level)
+        el = self._boxes[gid]
+        return default if el is None else el
+
+    def __getitem__(self, node_id: int) -> str:
+        el = self.get(node_id)
         if el is None:
             raise KeyError(node_id)
         return el
+
+    def __contains__(self, node_id: object) -> bool:
+        return self.get(node_id) is not None  # type: ignore[arg-type]
 
     def __iter__(self) -> Iterator[int]:
         return iter(self._h.members(self._level))
 
     def __len__(self) -> int:
         return self._h.groups[self._level].size
+
+
+# ====================================================================================== reading the graph
+def _graph_order(graph: ir.Graph) -> tuple[np.ndarray, list[ir.Node], np.ndarray]:
+    """The node ids in graph order (topological positions), the nodes in that order, and node id -> graph-order
+    index (-1 where no node). Reads the graph's position and node tables in bulk: O(n) C-level work and one numpy
+    sort, no per-node Python call (``Graph.nodes()`` sorts with a Python key per node)."""
+    positions = graph._pos
+    n = len(positions)
+    ids = np.fromiter(positions.keys(), dtype=np.int64, count=n)
+    pos = np.fromiter(positions.values(), dtype=np.float64, count=n)
+    ids = ids[np.argsort(pos, kind="stable")]
+    nodes = list(map(graph._nodes.__getitem__, ids.tolist()))
+    index_of = np.full(int(ids.max()) + 1 if n else 0, -1, dtype=np.int64)
+    index_of[ids] = np.arange(n, dtype=np.int64)
+    return ids, nodes, index_of
+
+
+def _data_edges(graph: ir.Graph, ids: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """Every data edge as arrays ``(src id, src port, dst graph-order index, dst port)``, by destination position
+    and port (the order of ``Graph.data_edges``). Reads the producer table in bulk: O(n + e) C-level work."""
+    rows = list(map(graph._producers.__getitem__, ids.tolist()))
+    lens = np.fromiter(map(len, rows), dtype=np.int64, count=len(rows))
+    total = int(lens.sum())
+    dst = np.repeat(np.arange(len(rows), dtype=np.int64), lens)
+    starts = np.cumsum(lens) - lens
+    dst_port = np.arange(total, dtype=np.int64) - np.repeat(starts, lens)
+    try:  # every input fed (the usual graph): the rows' (producer, port) pairs in one C-level pass
+        pairs = np.fromiter(chain.from_iterable(chain.from_iterable(rows)), dtype=np.int64, count=2 * total)
+        return pairs[0::2], pairs[1::2], dst, dst_port
+    except TypeError:  # an unfed input (None)
+        pass
+    flat = list(chain.from_iterable(rows))
+    pairs = np.array(list(chain.from_iterable(filter(None, flat))), dtype=np.int64)
+    fed = np.fromiter(map(operator.truth, flat), dtype=bool, count=len(flat))
+    return pairs[0::2], pairs[1::2], dst[fed], dst_port[fed]
+
+
+def _edge_arrays(
+    graph: ir.Graph,
+    index_of: np.ndarray,
+    node_group: np.ndarray,
+    data: tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray] | None = None,
+) -> _Edges:
+    """The data edges then the control edges (``Graph.control_edges`` order, ports -1) with the group of each
+    end; ``node_group``: node id -> group id."""
+    if data is None:
+        ids = np.flatnonzero(index_of >= 0)
+        ids = ids[np.argsort(index_of[ids])]
+        data = _data_edges(graph, ids)
+    src, src_port, dst_index, dst_port = data
+    order_ids = np.empty(len(index_of), dtype=np.int64)
+    valid = np.flatnonzero(index_of >= 0)
+    order_ids[index_of[valid]] = valid
+    dst = order_ids[dst_index] if len(dst_index) else dst_index
+    if graph.has_control_edges:
+        control = graph.control_edges()
+        c_src = np.fromiter((u.id for u, _ in control), dtype=np.int64, count=len(control))
+        c_dst = np.fromiter((v.id for _, v in control), dtype=np.int64, count=len(control))
+        minus = np.full(len(control), -1, dtype=np.int64)
+        src, src_port = np.concatenate([src, c_src]), np.concatenate([src_port, minus])
+        dst, dst_port = np.concatenate([dst, c_dst]), np.concatenate([dst_port, minus])
+    return _Edges(src, src_port, dst, dst_port, node_group[src], node_group[dst])
 
 
 # ====================================================================================== derivation
@@ -389,21 +626,46 @@ def _scope_path(name: str) -> tuple[str, ...] | None:
 
 def _stem_paths(names: list[str]) -> list[tuple[str, ...] | None]:
     """Per name: ``(stem, next token)`` (the first token of letters then digits, and the token after it when
-    another follows), ``(stem,)``, or None without a stem. Equal paths are one tuple object. O(names)."""
-    search = _STEM_SEARCH.search
-    seen: dict[tuple[str, str | None], tuple[str, ...]] = {}
-    out: list[tuple[str, ...] | None] = []
-    for name in names:
-        m = search(name)
-        if m is None:
-            out.append(None)
-            continue
-        key = m.groups()
-        p = seen.get(key)
-        if p is None:
-            p = seen[key] = (key[0], key[1]) if key[1] else (key[0],)
-        out.append(p)
-    return out
+    another follows), ``(stem,)``, or None without a stem. Equal paths are one tuple object. O(names), in one
+    regex call over the names joined by newlines (one call per name when a name holds a newline)."""
+    if not names:
+        return []
+    joined = "\n".join(names)
+    if joined.count("\n") == len(names) - 1:
+        keys: list[tuple[str, str]] = _STEM_LINES.findall(joined)
+    else:
+        keys = []
+    if len(keys) != len(names):
+        search = _STEM_SEARCH.search
+        keys = [m.groups("") if m is not None else ("", "") for m in map(search, names)]
+    table: dict[tuple[str, str], tuple[str, ...] | None] = dict.fromkeys(keys)  # type: ignore[arg-type]
+    for key in table:
+        stem, nxt = key
+        table[key] = ((stem, nxt) if nxt else (stem,)) if stem else None
+    return list(map(table.__getitem__, keys))
+
+
+def _paths(
+    names: list[str],
+    rule: str,
+    cache: dict[str, dict[str, tuple[str, ...] | None]] | None,
+    work: dict[str, int],
+) -> list[tuple[str, ...] | None]:
+    """``rule`` (``"scope"`` or ``"stem"``) on each name, through ``cache`` (``rule -> name -> path``) when given:
+    only names not in it are parsed. O(names) dict reads plus the parsing of the new names."""
+    parse = _stem_paths if rule == "stem" else (lambda ns: list(map(_scope_path, ns)))
+    known = None if cache is None else cache.setdefault(rule, {})
+    if not known:
+        out = parse(names)
+        work["names_parsed"] = work.get("names_parsed", 0) + len(names)
+        if known is not None:
+            known.update(zip(names, out))
+        return out
+    missing = [name for name in names if name not in known]
+    if missing:
+        work["names_parsed"] = work.get("names_parsed", 0) + len(missing)
+        known.update(zip(missing, parse(missing)))
+    return list(map(known.__getitem__, names))
 
 
 def _contiguous(keys: list[str]) -> bool:
@@ -411,18 +673,26 @@ def _contiguous(keys: list[str]) -> bool:
     least three nodes per stem."""
     if not keys:
         return False
-    runs = 1 + sum(1 for a, b in zip(keys, keys[1:]) if a != b)
+    runs = 1 + sum(map(operator.ne, keys, keys[1:]))
     distinct = len(set(keys))
     return runs <= 2 * distinct + 2 and len(keys) >= 3 * distinct
 
 
-def derive_hierarchy(graph: ir.Graph, *, max_children: int = 64) -> Hierarchy:
-    """Derive the groups of ``graph`` (see the module docstring). O(n * depth + e); read-only.
+def derive_hierarchy(
+    graph: ir.Graph,
+    *,
+    max_children: int = 64,
+    cache: dict[str, dict[str, tuple[str, ...] | None]] | None = None,
+) -> Hierarchy:
+    """Derive the groups of ``graph`` (see the module docstring). O(n + e) bulk reads and one pass over the
+    non-Const nodes, then O(groups); read-only.
 
     Args:
         graph: the graph.
         max_children: the most items (child groups plus non-Const nodes of its own) any group gets; larger
             groups are split into nested ranges. At least 2.
+        cache: ``rule -> node name -> group path``, shared between graphs whose names mostly agree (the
+            snapshots of one run): names found in it are not parsed again. Filled by the call.
 
     Raises:
         ValueError: ``max_children`` < 2.
@@ -430,199 +700,267 @@ def derive_hierarchy(graph: ir.Graph, *, max_children: int = 64) -> Hierarchy:
     if max_children < 2:
         raise ValueError(f"max_children must be at least 2, got {max_children}")
     with ir.collector_paused():
-        return _derive(graph, max_children)
+        return _derive(graph, max_children, cache)
 
 
-def _derive(graph: ir.Graph, max_children: int) -> Hierarchy:
-    nodes = graph.nodes()
-    order = {n.id: i for i, n in enumerate(nodes)}
-    ops = [n for n in nodes if n.op_type not in CONST_OP_TYPES]
-    consts = [n for n in nodes if n.op_type in CONST_OP_TYPES]
-    const_ids = {n.id for n in consts}
+def _derive(
+    graph: ir.Graph, max_children: int, cache: dict[str, dict[str, tuple[str, ...] | None]] | None
+) -> Hierarchy:
+    ids, nodes, index_of = _graph_order(graph)
+    n = len(nodes)
+    work = {"nodes": n, "names_parsed": 0}
+    op_types = list(map(_op_of, nodes))
+    const_of = {op: op in CONST_OP_TYPES for op in set(op_types)}
+    is_const = np.fromiter(map(const_of.__getitem__, op_types), dtype=bool, count=n)
+    op_idx = np.flatnonzero(~is_const).tolist()  # graph-order indices of the non-Const nodes
+    provs = list(map(_provenance_of, nodes))
+    op_arr = np.flatnonzero(~is_const)
+    op_idx = op_arr.tolist()  # graph-order indices of the non-Const nodes
+    m = len(op_idx)
+    op_nodes = list(map(nodes.__getitem__, op_idx))
+    op_names = list(map(_name_of, op_nodes))
+    op_provs = list(map(provs.__getitem__, op_idx))
+    made = np.fromiter(map(bool, op_provs), dtype=bool, count=m)  # nodes a pass created
+    prov_at = np.flatnonzero(made).tolist()
     mode = "chunks"
-    paths: list[tuple[str, ...] | None] = []
-    if ops and sum(1 for n in ops if "/" in n.name) >= SCOPE_SHARE * len(ops):
+    paths: list[tuple[str, ...] | None] = [()] * m
+    if m and sum(map(operator.contains, op_names, repeat("/"))) >= SCOPE_SHARE * m:
         mode = "scope"
-        paths = [None if n.provenance else _scope_path(n.name) for n in ops]
-    elif ops:
-        stems = _stem_paths([n.name for n in ops])
-        keyed = [p[0] for p in stems if p is not None]
-        if len(keyed) >= STEM_SHARE * len(ops) and _contiguous(keyed):
+        paths = _paths(op_names, "scope", cache, work)
+        for k in prov_at:
+            paths[k] = None
+    elif m:
+        stems = _paths(op_names, "stem", cache, work)
+        keyed = list(map(_first, filter(None, stems)))
+        if len(keyed) >= STEM_SHARE * m and _contiguous(keyed):
             mode = "stem"
+            paths = list(stems)
             # a node a pass made goes under its stem (its name usually starts with the pattern's node names)
-            paths = [p[:1] if p is not None and n.provenance else p for n, p in zip(ops, stems)]
+            for k in prov_at:
+                q = paths[k]
+                if q is not None:
+                    paths[k] = q[:1]
+    full: list[tuple[str, ...] | None] = paths if mode == "chunks" else list(paths)
+    pending_front: list[int] = []
+    if mode != "chunks":
+        # nodes without a path of their own: a neighbour's, else the previous node's in graph order (the last
+        # node before it that set one: not one a pass made, not an input or output); in one pass over them
+        no_path = np.fromiter(map(operator.not_, paths), dtype=bool, count=m)
+        special = np.flatnonzero(no_path | made).tolist()
+        common = np.where(~no_path & ~made, np.arange(m), -1)
+        last_common = np.maximum.accumulate(common).tolist() if m else []
+        op_pos = np.full(len(index_of), -1, dtype=np.int64)
+        op_pos[ids[op_arr]] = np.arange(m)
+        set_at, set_path = -1, ()  # the last special node that set the previous path
+        for k in special:
+            j = last_common[k - 1] if k else -1
+            prev = paths[j] if j > set_at else set_path
+            p = paths[k]
+            node = op_nodes[k]
+            if p is None:
+                if node._op_type in _BOUNDARY_OPS:
+                    full[k] = ()
+                    continue
+                for other in (*graph.successors(node), *graph.predecessors(node)):
+                    at = int(op_pos[other.id]) if other.id < len(op_pos) else -1
+                    q = paths[at] if at >= 0 else None
+                    if q is not None and not other.provenance:
+                        p = q[:1] if op_provs[k] and mode == "stem" else q
+                        break
+            if p is None:
+                if not prev:
+                    pending_front.append(k)
+                    continue
+                p = prev
+            full[k] = p
+            if not op_provs[k]:
+                set_at, set_path = k, p
+        j = last_common[-1] if m else -1
+        prev = paths[j] if j > set_at else set_path
+        for k in pending_front:
+            full[k] = prev
+    fused: dict[tuple[tuple[str, ...], str], tuple[str, ...]] = {}
+    for k in prov_at:
+        key = (full[k], op_provs[k])
+        q = fused.get(key)
+        if q is None:
+            q = fused[key] = (*key[0], f"\u27e8{key[1]}\u27e9")  # type: ignore[misc]
+        full[k] = q
     groups = [Group(0, graph.name or "model", "root", -1)]
     index: dict[tuple[str, ...], int] = {(): 0}
-    group_of: dict[int, int] = {}
 
-    def group_for(p: tuple[str, ...], first: int) -> int:
-        gid = index.get(p)
-        if gid is not None:
-            return gid
+    plain_kind = "stem" if mode == "stem" else "scope"
+
+    def group_for(p: tuple[str, ...], first: int) -> None:
         parent = 0
         for depth in range(1, len(p) + 1):
-            key = p[:depth]
+            key = p[:depth] if depth < len(p) else p
             gid = index.get(key)
             if gid is None:
                 gid = len(groups)
                 label = key[-1]
-                kind = "pass" if label.startswith("\u27e8") else ("stem" if mode == "stem" else "scope")
-                groups.append(Group(gid, label, kind, parent, first=first))
+                kind = "pass" if label[:1] == "\u27e8" else plain_kind
+                groups.append(Group(gid, label, kind, parent, [], [], 0, first))
                 groups[parent].children.append(gid)
                 index[key] = gid
             parent = gid
-        assert gid is not None
-        return gid
 
-    fused: dict[tuple[tuple[str, ...], str], tuple[str, ...]] = {}
-
-    def place(node: ir.Node, p: tuple[str, ...]) -> None:
-        if node.provenance:
-            key = (p, node.provenance)
-            q = fused.get(key)
-            if q is None:
-                q = fused[key] = (*p, f"\u27e8{node.provenance}\u27e9")
-            p = q
-        gid = index.get(p)
-        if gid is None:
-            gid = group_for(p, order[node.id])
-        groups[gid].nodes.append(node.id)
-        group_of[node.id] = gid
-
-    if mode == "chunks":
-        for n in ops:
-            place(n, ())
+    # groups are made in the order their first node is placed (graph order, the nodes that took the previous
+    # path at the front last): children lists come out in graph order
+    if pending_front:
+        front = set(pending_front)
+        seq = [k for k in range(m) if k not in front] + pending_front
+        seq_paths = [full[k] for k in seq]
+        seq_first = [op_idx[k] for k in seq]
     else:
-        # nodes without a path of their own: a neighbour's, else the previous node's in graph order
-        own = {n.id: p for n, p in zip(ops, paths) if p is not None}
-        prev: tuple[str, ...] = ()
-        pending_front: list[ir.Node] = []
-        index_get = index.get
-        for n, p in zip(ops, paths):
-            if p is not None and not n.provenance:  # the common case, inline
-                gid = index_get(p)
-                if gid is None:
-                    gid = group_for(p, order[n.id])
-                groups[gid].nodes.append(n.id)
-                group_of[n.id] = gid
-                prev = p
-                continue
-            if p is None:
-                if n.op_type in _BOUNDARY_OPS:
-                    place(n, ())
-                    continue
-                for other in (*graph.successors(n), *graph.predecessors(n)):
-                    q = own.get(other.id)
-                    if q is not None and not other.provenance:
-                        p = q[:1] if n.provenance and mode == "stem" else q
-                        break
-            if p is None:
-                if not prev:
-                    pending_front.append(n)
-                    continue
-                p = prev
-            place(n, p)
-            if not n.provenance:
-                prev = p
-        for n in pending_front:
-            place(n, prev)
+        seq_paths, seq_first = full, op_idx
+    first_at = dict(zip(reversed(seq_paths), reversed(seq_first), strict=True))  # path -> its first node
+    for p in dict.fromkeys(seq_paths):
+        if p not in index:
+            group_for(p, first_at[p])  # type: ignore[arg-type]
+    table = np.full(n, -1, dtype=np.int64)  # graph-order index -> group id (before simplification)
+    if m:
+        table[op_arr] = list(map(index.__getitem__, full))
     # Consts: the group of their first consumer (edges come by consumer position), else the root
-    edges = graph.data_edges()
-    for src, _, dst, _ in edges:
-        sid = src.id
-        if sid in const_ids and sid not in group_of:
-            gid = group_of.get(dst.id)
-            if gid is not None:
-                groups[gid].nodes.append(sid)
-                group_of[sid] = gid
-    for n in consts:
-        if n.id not in group_of:
-            groups[0].nodes.append(n.id)
-            group_of[n.id] = 0
-    _simplify(groups, group_of, const_ids)
-    _bound_fanout(groups, group_of, graph, order, const_ids, max_children)
-    groups, group_of = _renumber(groups, group_of)
+    src, src_port, dst_index, dst_port = data = _data_edges(graph, ids)
+    src_index = index_of[src]
+    if is_const.any():
+        from_const = np.flatnonzero(is_const[src_index])
+        if len(from_const) and not is_const[dst_index[from_const]].any():
+            # the usual graph: no Const feeds a Const; each Const takes its first consumer's group at once
+            first_src, first_at = np.unique(src_index[from_const], return_index=True)
+            table[first_src] = table[dst_index[from_const[first_at]]]
+        else:
+            for k in from_const.tolist():
+                s = int(src_index[k])
+                if table[s] < 0:
+                    gid = table[dst_index[k]]
+                    if gid >= 0:
+                        table[s] = gid
+        table[is_const & (table < 0)] = 0
+    table = _simplify(groups, table, is_const)
+    table = _bound_fanout(groups, table, graph, ids, index_of, is_const, max_children)
+    groups, table = _renumber(groups, table)
+    _fill_nodes(groups, table, ids)
     _sizes(groups)
-    h = Hierarchy(graph, groups, group_of, mode, order)
-    h._data_edges = edges
-    return h
+    node_group_by_id = np.full(len(index_of), -1, dtype=np.int64)
+    node_group_by_id[ids] = table
+    group_of = _GroupOf(node_group_by_id.tolist(), n)
+    edges = _edge_arrays(graph, index_of, node_group_by_id, data)
+    work["edges"] = len(edges.src)
+    return Hierarchy(graph, groups, group_of, mode, index_of, edges, work)
 
 
-def _simplify(groups: list[Group], group_of: dict[int, int], const_ids: set[int]) -> None:
+def _simplify(groups: list[Group], table: np.ndarray, is_const: np.ndarray) -> np.ndarray:
     """Dissolve one-node groups into their parents; a group holding one group only (and no op of its own; the
     root whatever it holds) takes that group's content. Dissolved groups keep their slot with ``parent == -2``
-    (dropped by :func:`_renumber`)."""
+    (dropped by :func:`_renumber`). ``table``: graph-order index -> group id; returns it after the moves.
+    O(groups) plus array work."""
+    count = len(groups)
+    ops = np.bincount(table[~is_const], minlength=count).tolist()  # non-Const nodes directly in each group
+    live_children = [len(g.children) for g in groups]
+    into = list(range(count))  # group id -> the group its nodes moved to (a lower id), itself when kept
     for g in reversed(groups[1:]):  # children before parents
         if g.parent < 0:
             continue
-        if not g.children and sum(1 for nid in g.nodes if nid not in const_ids) <= 1:
-            parent = groups[g.parent]
-            parent.children.remove(g.id)
-            parent.nodes.extend(g.nodes)
-            for nid in g.nodes:
-                group_of[nid] = parent.id
-            g.nodes = []
+        if not live_children[g.id] and ops[g.id] <= 1:
+            parent = g.parent
+            live_children[parent] -= 1
+            ops[parent] += ops[g.id]
+            into[g.id] = parent
             g.parent = -2
+    for g in groups:
+        if g.children and live_children[g.id] != len(g.children):
+            g.children = [c for c in g.children if groups[c].parent != -2]
     # a group holding one group only (the root: whatever inputs and outputs it holds too) takes its content
     for g in groups:
         if g.parent == -2:
             continue
-        while len(g.children) == 1 and (g.id == 0 or all(n in const_ids for n in g.nodes)):
+        while len(g.children) == 1 and (g.id == 0 or ops[g.id] == 0):
             only = groups[g.children[0]]
             if g.id != 0:
                 g.label = f"{g.label}/{only.label}"
                 g.kind = only.kind
             g.children = list(only.children)
-            g.nodes.extend(only.nodes)
-            for nid in only.nodes:
-                group_of[nid] = g.id
+            ops[g.id] += ops[only.id]
+            into[only.id] = g.id
             for cid in only.children:
                 groups[cid].parent = g.id
-            only.nodes, only.children, only.parent = [], [], -2
+            only.children, only.parent = [], -2
+    final = into
+    for gid in range(count):  # ``into`` points to lower ids: resolve in increasing order
+        final[gid] = gid if into[gid] == gid else final[into[gid]]
+    return np.array(final, dtype=np.int64)[table]
 
 
-def _renumber(groups: list[Group], group_of: dict[int, int]) -> tuple[list[Group], dict[int, int]]:
+def _renumber(groups: list[Group], table: np.ndarray) -> tuple[list[Group], np.ndarray]:
     """Drop dissolved groups and number the rest 0.. breadth first from the root, so parents come before their
     children (children keep their order)."""
     keep: list[Group] = [groups[0]]
     i = 0
+    at = groups.__getitem__
     while i < len(keep):
-        keep.extend(groups[c] for c in keep[i].children)
+        children = keep[i].children
+        if children:
+            keep.extend(map(at, children))
         i += 1
-    new_id = {g.id: k for k, g in enumerate(keep)}
-    for g in keep:
-        g.id = new_id[g.id]
-        g.parent = new_id[g.parent] if g.parent >= 0 else -1
-        g.children = [new_id[c] for c in g.children]
-    return keep, {nid: new_id[gid] for nid, gid in group_of.items()}
+    new_id = np.full(len(groups), -1, dtype=np.int64)
+    new_id[np.fromiter((g.id for g in keep), dtype=np.int64, count=len(keep))] = np.arange(len(keep))
+    ids = new_id.tolist()
+    for k, g in enumerate(keep):
+        g.id = k
+        g.parent = ids[g.parent] if g.parent >= 0 else -1
+        if g.children:
+            g.children = list(map(ids.__getitem__, g.children))
+    return keep, new_id[table]
+
+
+def _fill_nodes(groups: list[Group], table: np.ndarray, ids: np.ndarray) -> None:
+    """Each group's ``nodes``: its node ids in graph order (``table``: graph-order index -> group id)."""
+    perm = np.argsort(table, kind="stable")
+    members = ids[perm].tolist()
+    ends = np.cumsum(np.bincount(table, minlength=len(groups))).tolist()
+    start = 0
+    for g, end in zip(groups, ends, strict=True):
+        g.nodes = members[start:end]
+        start = end
 
 
 def _bound_fanout(
     groups: list[Group],
-    group_of: dict[int, int],
+    table: np.ndarray,
     graph: ir.Graph,
-    order: dict[int, int],
-    const_ids: set[int],
+    ids: np.ndarray,
+    index_of: np.ndarray,
+    is_const: np.ndarray,
     max_children: int,
-) -> None:
+) -> np.ndarray:
     """Give every group with more than ``max_children`` items nested, balanced range groups of consecutive
-    items (graph order). Appends the range groups (:func:`_renumber` then puts parents first again)."""
-    todo = list(range(len(groups)))
-    while todo:
-        gid = todo.pop()
+    items (graph order). Appends the range groups (:func:`_renumber` then puts parents first again). ``table``:
+    graph-order index -> group id; returns it after the moves. O(groups) plus O(nodes of the split groups)."""
+    count = len(groups)
+    direct = np.bincount(table, minlength=count).tolist()
+    big = [g.id for g in groups if g.parent != -2 and len(g.children) + direct[g.id] > max_children]
+    if not big:
+        return table
+    # members of the groups to split, in graph order
+    perm = np.argsort(table, kind="stable")
+    ends = np.cumsum(np.bincount(table, minlength=count))
+    cur = table.tolist()  # graph-order index -> current group (ranges included)
+    for gid in sorted(big, reverse=True):  # as the former todo stack: the last group first
         g = groups[gid]
-        if g.parent == -2:  # dissolved
-            continue
-        if len(g.children) + len(g.nodes) <= max_children:
-            continue
-        my_consts = [nid for nid in g.nodes if nid in const_ids]
-        op_ids = [nid for nid in g.nodes if nid not in const_ids]
-        items: list[int] = [_item_key(c) for c in g.children] + op_ids
+        mine = perm[ends[gid] - direct[gid] : ends[gid]]
+        const_mask = is_const[mine]
+        my_consts = mine[const_mask].tolist()  # graph-order indices
+        op_items = mine[~const_mask].tolist()
+        items: list[int] = [
+            _item_key(c) for c in g.children
+        ] + op_items  # node items as graph-order indices here
         if len(items) <= max_children:
             continue
 
         def first(item: int) -> int:
-            return groups[-item - 1].first if item < 0 else order[item]
+            return groups[-item - 1].first if item < 0 else item
 
         items.sort(key=first)
         depth = max(2, math.ceil(math.log(len(items)) / math.log(max_children)))
@@ -634,30 +972,33 @@ def _bound_fanout(
             for i in range(0, len(level_items), per):
                 chunk = level_items[i : i + per]
                 rid = len(groups)
-                rng = Group(rid, _range_label(groups, graph, chunk), "range", gid, first=first(chunk[0]))
+                rng = Group(rid, _range_label(groups, graph, ids, chunk), "range", gid, first=first(chunk[0]))
                 groups.append(rng)
                 for it in chunk:
                     if it < 0:
                         groups[-it - 1].parent = rid
                         rng.children.append(-it - 1)
                     else:
-                        rng.nodes.append(it)
-                        group_of[it] = rid
+                        cur[it] = rid
                 new_items.append(_item_key(rid))
             level_items = new_items
         g.children = [-it - 1 for it in level_items]
-        g.nodes = my_consts
         # Consts of this group follow their first consumer into its range
-        for nid in my_consts:
-            uses = graph.all_uses(graph.node(nid))
-            target = next((group_of[c.id] for _, c, _ in uses if group_of.get(c.id) not in (None, gid)), None)
+        for k in my_consts:
+            uses = graph.output_uses(graph.node(int(ids[k])))
+            target = None
+            for use in uses:
+                for cid, _ in use:
+                    j = int(index_of[cid])
+                    gc = cur[j] if j >= 0 else None
+                    if gc is not None and gc >= 0 and gc != gid:
+                        target = gc
+                        break
+                if target is not None:
+                    break
             if target is not None and _is_below(groups, target, gid):
-                groups[target].nodes.append(nid)
-                group_of[nid] = target
-                g.nodes.remove(nid)
-    for g in groups:
-        if len(g.nodes) > 1:
-            g.nodes.sort(key=order.__getitem__)
+                cur[k] = target
+    return np.array(cur, dtype=np.int64)
 
 
 def _is_below(groups: list[Group], gid: int, ancestor: int) -> bool:
@@ -668,12 +1009,12 @@ def _is_below(groups: list[Group], gid: int, ancestor: int) -> bool:
     return False
 
 
-def _range_label(groups: list[Group], graph: ir.Graph, chunk: list[int]) -> str:
+def _range_label(groups: list[Group], graph: ir.Graph, ids: np.ndarray, chunk: list[int]) -> str:
     def name(item: int) -> str:
         if item < 0:
             g = groups[-item - 1]
             return g.label.split(" \u2026 ")[0] if item == chunk[0] else g.label.split(" \u2026 ")[-1]
-        return graph.node(item).name
+        return graph.node(int(ids[item])).name
 
     first, last = name(chunk[0]), name(chunk[-1])
     return first if first == last else f"{first} \u2026 {last}"

@@ -4,7 +4,8 @@ the counts shown on group boxes.
 Part of :class:`gebench.viz.Workbench` (a mixin; the widget declares the ``levels`` and ``group_counts``
 traits). A graph above the workbench's ``threshold`` opens on the root level of its hierarchy
 (:mod:`._hierarchy`); :meth:`LevelsMixin.open_level` draws another level, each laid out alone and cached by the
-layout cache (a level drawn again costs no layout). Hierarchies are derived once per graph, O(n * depth).
+layout cache (a level drawn again costs no layout). Hierarchies are derived once per graph, O(n + e) bulk work
+with each distinct node name parsed once per workbench (a snapshot mostly reuses its final graph's names).
 """
 
 from __future__ import annotations
@@ -30,6 +31,8 @@ class LevelsMixin:
     max_level_items: int = 64
     _level: int = 0
     _hierarchies: dict[int, tuple[ir.Graph, Hierarchy]]
+    #: ``rule -> node name -> group path`` for every graph of this workbench (see :func:`derive_hierarchy`)
+    _name_paths: dict[str, dict[str, tuple[str, ...] | None]] | None = None
     _count_cache: tuple[Any, dict[Any, dict[str, dict[str, int]]]] | None = None
 
     # provided by the widget
@@ -55,7 +58,10 @@ class LevelsMixin:
         hit = self._hierarchies.get(id(graph))
         if hit is not None and hit[0] is graph:
             return hit[1]
-        h = derive_hierarchy(graph, max_children=self.max_level_items)
+        if getattr(self, "_name_paths", None) is None:
+            self._name_paths = {}
+        # the snapshots of a run share most node names with its final graph: a name's group path is parsed once
+        h = derive_hierarchy(graph, max_children=self.max_level_items, cache=self._name_paths)
         self._hierarchies[id(graph)] = (graph, h)
         _log.debug("hierarchy of %s: %d groups (%s)", graph.name, len(h), h.mode)
         return h
@@ -144,13 +150,15 @@ class LevelsMixin:
             if name:
                 cand: Counter[str] = Counter()
                 repl: Counter[str] = Counter()
+                boxes = h.group_boxes(view.level)
+                group_of = h.group_of
                 for row in self.pass_rows(name):  # type: ignore[attr-defined]
                     if row.status == "LINT" or not row.target_ids:
                         continue
-                    item = h.item_at(view.level, row.target_ids[0])
-                    if item is None or item >= 0:
+                    gid = group_of.get(row.target_ids[0])
+                    el = boxes[gid] if gid is not None else None
+                    if el is None:
                         continue
-                    el = f"g{-item - 1}"
                     cand[el] += 1
                     if row.status == "REPLACED":
                         repl[el] += 1
@@ -159,11 +167,13 @@ class LevelsMixin:
             self._count_cache[1][key] = {el: dict(c) for el, c in counts.items()}
         sticky = getattr(self, "_sticky", {}) or {}
         diff = Counter()
+        boxes = h.group_boxes(view.level) if sticky else []
         for nid, cls in sticky.items():
             if str(cls).startswith("gb_diff"):
-                item = h.item_at(view.level, nid)
-                if item is not None and item < 0:
-                    diff[f"g{-item - 1}"] += 1
+                gid = h.group_of.get(nid)
+                el = boxes[gid] if gid is not None else None
+                if el is not None:
+                    diff[el] += 1
         for el, d in diff.items():
             counts.setdefault(el, {"candidates": 0, "replaced": 0})["diff"] = d
         if counts != self.group_counts:

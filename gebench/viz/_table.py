@@ -9,8 +9,9 @@ Costs (n ledger rows, m rows of the selected pass, t target ids in all):
 
 * :class:`CandidateTable` build: O(n + t) once per run (one Python pass over the rows, then numpy);
 * :meth:`CandidateTable.order`: O(m log m) for a sort, O(m) for a filter (numpy);
+* :meth:`CandidateTable.rows_with_status`: O(m) numpy (a pass's rewrites for the rewrite slider);
 * :meth:`CandidateTable.page`: O(page size);
-* :meth:`CandidateTable.pass_status`: O(t_pass) numpy the first time per pass, cached.
+* :meth:`CandidateTable.pass_status`: O(t + t_pass) numpy the first time per pass (no sort), cached.
 """
 
 from __future__ import annotations
@@ -29,6 +30,9 @@ SORT_KEYS = ("i", "status", "pattern", "reason", "targets", "verify")
 
 #: at most this many rows in one page sent to the browser
 MAX_PAGE = 500
+
+#: target node ids sent per row in a page (the kernel's answer to a row click marks all of them)
+PAGE_IDS = 32
 
 
 class TableQuery:
@@ -130,6 +134,15 @@ class CandidateTable:
         codes, counts = np.unique(self._status[idx], return_counts=True)
         return {self.status_names[c]: int(k) for c, k in zip(codes, counts)}
 
+    def rows_with_status(self, pass_name: str, status: str) -> np.ndarray:
+        """Row indices of ``pass_name`` whose status is ``status``, in ledger order. O(m) numpy, no Python loop."""
+        idx = self.rows_of(pass_name)
+        try:
+            code = self.status_names.index(status)
+        except ValueError:
+            return idx[:0]
+        return idx[self._status[idx] == code]
+
     def order(self, pass_name: str, query: TableQuery) -> np.ndarray:
         """Row indices of the pass that pass the status filter, in the query's order (ties: ledger order)."""
         idx = self.rows_of(pass_name)
@@ -149,18 +162,21 @@ class CandidateTable:
         """Rows ``order[offset:offset + limit]`` as columns (lists of equal length) for the front end.
 
         Columns: ``i`` (ledger index), ``status`` (name), ``pattern``, ``targets`` (first 8 names),
-        ``ntargets``, ``reason``, ``captures``, ``meet``, ``exception``, ``pattern_src``, ``hook_src``,
-        ``verify`` (``{"abs", "rel", "ok"}`` or None). O(limit).
+        ``ntargets``, ``ids`` (first :data:`PAGE_IDS` target node ids: a row click marks them on the drawing
+        before the kernel answers), ``reason``, ``captures``, ``meet``, ``exception``, ``pattern_src``,
+        ``hook_src``, ``verify`` (``{"abs", "rel", "ok"}`` or None). O(limit).
         """
         offset = max(0, int(offset))
         limit = max(0, min(int(limit), MAX_PAGE))
-        cols: dict[str, list[Any]] = {k: [] for k in ("i", "status", "pattern", "targets", "ntargets", "reason",
+        cols: dict[str, list[Any]] = {k: [] for k in ("i", "status", "pattern", "targets", "ntargets", "ids", "reason",
                                                       "captures", "meet", "exception", "pattern_src",
                                                       "hook_src", "verify")}
         for i in order[offset:offset + limit].tolist():
-            row = self.rows[i].to_row()
+            r = self.rows[i]
+            row = r.to_row()
+            row["i"], row["ids"] = i, r.target_ids[:PAGE_IDS]
             for k in cols:
-                cols[k].append(row[k] if k != "i" else i)
+                cols[k].append(row[k])
         return {"offset": offset, **cols}
 
     def pass_status(self, pass_name: str) -> dict[int, str]:
@@ -172,17 +188,20 @@ class CandidateTable:
         rows = self.rows_of(pass_name)
         out: dict[int, str] = {}
         if len(rows) and len(self._tgt_node):
-            mask = np.isin(self._tgt_row, rows)
+            of_pass = np.zeros(len(self.rows), dtype=bool)
+            of_pass[rows] = True
+            mask = of_pass[self._tgt_row] & (self._tgt_node >= 0)  # (a negative id is no drawn node)
             nodes, row_of = self._tgt_node[mask], self._tgt_row[mask]
-            rank = self._rank[row_of]
-            # per node, the target of the lowest rank: sort by (node, rank), take each node's first
-            by = np.lexsort((rank, nodes))
-            nodes, row_of = nodes[by], row_of[by]
-            first = np.ones(len(nodes), dtype=bool)
-            first[1:] = nodes[1:] != nodes[:-1]
-            names = self.status_names
-            classes = ["gb_st_" + STATUS_CLASS.get(s, "other") for s in names]
-            out = dict(zip(nodes[first].tolist(), (classes[c] for c in self._status[row_of[first]].tolist())))
+            if len(nodes):
+                # per node, the target of the lowest (rank, ledger index): the minimum of rank * n + row, O(t_pass)
+                n = len(self.rows)
+                none = np.iinfo(np.int64).max
+                best = np.full(int(nodes.max()) + 1, none, dtype=np.int64)
+                np.minimum.at(best, nodes, self._rank[row_of] * n + row_of)
+                hit = np.flatnonzero(best != none)
+                names = self.status_names
+                classes = ["gb_st_" + STATUS_CLASS.get(s, "other") for s in names]
+                out = dict(zip(hit.tolist(), (classes[c] for c in self._status[best[hit] % n].tolist())))
         self._pass_status[pass_name] = out
         return out
 

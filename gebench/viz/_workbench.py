@@ -218,7 +218,7 @@ class Workbench(LevelsMixin, DebuggingMixin, anywidget.AnyWidget):
         self._query = TableQuery()
         self._order = np.empty(0, dtype=np.int64)
         self._table_version = 0
-        self._hl_base: tuple[Any, dict[str, list[str]]] | None = None
+        self._hl_base: tuple[Any, Any, dict[str, dict[str, list[str]]]] | None = None
         self._details_for: tuple[str, int] | None = None
         self._diff_drawn = False
         self._diff_status = ""
@@ -344,7 +344,7 @@ class Workbench(LevelsMixin, DebuggingMixin, anywidget.AnyWidget):
         merged = gebench.Run(graph=new.ir_graph, snapshots=snaps, ledger=ledger, status=new.status,
                              failed_pass=new.failed_pass, failed_stage=new.failed_stage,
                              failure_reason=new.failure_reason, load_errors=list(new.load_errors),
-                             passes=list(new.passes), pass_results=results, partial_graph=new.partial_graph)
+                             passes=list(new.passes), pass_results=results, partial_graph=new.ir_partial_graph)
         # replays (gebench.debug) start from PreRunBegin, so they run every stage the full compile would
         merged.replay_args = {**new.replay_args, "stages": kwargs.get("stages")}
         return merged
@@ -476,12 +476,17 @@ class Workbench(LevelsMixin, DebuggingMixin, anywidget.AnyWidget):
             ids = k_hop(graph, seeds[: self.max_focus_seeds], k=self.hops, max_nodes=self.max_focus_nodes)
         return build_view(graph, node_ids=ids)
 
-    def _draw(self, label: str, seeds: Iterable[int] | None = None, *, node_ids: Iterable[int] | None = None) -> None:
+    def _draw(self, label: str, seeds: Iterable[int] | None = None, *, node_ids: Iterable[int] | None = None,
+              around: str = "the selection") -> None:
+        """Draw snapshot ``label``: the nodes ``node_ids``, else the graph whole, its current level, or a focused
+        view around ``seeds`` (described as ``around`` in the status line)."""
         graph = self._graphs[label]
         self._leave_step_view()  # a snapshot replaces a rewrite step's drawing
         start = time.perf_counter()
+        before = self.status_text
         view = build_view(graph, node_ids=node_ids) if node_ids is not None else self._make_view(graph, seeds)
         svg = self._layout(view)
+        self._set_view_status(view, label, graph, around, self.status_text if self.status_text != before else "")
         self._view, self._view_graph, self._view_svg = view, graph, svg
         gz = compress_svg(svg)
         if gz != self.svg_gz:
@@ -499,6 +504,24 @@ class Workbench(LevelsMixin, DebuggingMixin, anywidget.AnyWidget):
                 self._suppress_snapshot = False
 
     _suppress_snapshot = False
+    _view_status = ""
+
+    def _set_view_status(self, view: GraphView, label: str, graph: ir.Graph, around: str, note: str) -> None:
+        """The status line follows the drawing: a focused view or a level says what it shows (``note``: what
+        the layout reported); any other drawing clears a status that described the previous one. A caller
+        with a message of its own (a search, an expansion) sets it after drawing."""
+        text = ""
+        if view.level is not None and label in self._graphs:
+            h = self.hierarchy(label)
+            if 0 <= view.level < len(h.groups):
+                g = h.groups[view.level]
+                text = (f"{g.label if view.level else 'model'}: {g.size} nodes, {len(g.children)} groups, "
+                        f"{len(g.nodes)} nodes of its own")
+        elif view.focused and not view.overview:
+            text = f"focused view around {around}: {len(view.nodes)} of {len(graph)} nodes of {label}"
+        if text or self.status_text == self._view_status:
+            text = f"{text}; {note}" if text and note else text or note
+            self.status_text = self._view_status = text
 
     def _show_snapshot(self, label: str, seeds: Iterable[int] | None = None) -> None:
         if label not in self._graphs:
@@ -632,7 +655,7 @@ class Workbench(LevelsMixin, DebuggingMixin, anywidget.AnyWidget):
         shown = self._view.element_of if self._view is not None else {}
         if not self.diff_mode and (label != self.snapshot or self._view is None
                                    or (need_focus and ids and not any(i in shown for i in ids))):
-            self._draw(label, ids)
+            self._draw(label, ids, around=f"the candidates of {name}")
         sel = self.selected_candidate
         if sel >= 0 and (sel >= len(self._rows) or self._rows[sel].pass_name != name):
             self.selected_candidate = -1  # its details and pattern go with it
@@ -648,13 +671,16 @@ class Workbench(LevelsMixin, DebuggingMixin, anywidget.AnyWidget):
         return self._table.pass_status(self.selected_pass) if self.selected_pass else {}
 
     def _pass_elements(self) -> dict[str, list[str]]:
-        """``element id -> status classes`` of the selected pass on the current drawing, cached per
-        (pass, drawing). O(min(nodes coloured by the pass, nodes of the drawing)) when not cached."""
+        """``element id -> status classes`` of the selected pass on the current drawing, cached per pass for
+        the current drawing (switching back and forth between passes costs no recomputation). O(min(nodes
+        coloured by the pass, nodes of the drawing)) when not cached."""
         view = self._view
-        key = (self.selected_pass, view, self._table)  # compared by identity: a drawing is never mutated
-        cached = self._hl_base
-        if cached is not None and cached[0][0] == key[0] and cached[0][1] is view and cached[0][2] is self._table:
-            return cached[1]
+        cache = self._hl_base  # (drawing, table, {pass: elements}), compared by identity: a drawing is never mutated
+        if cache is None or cache[0] is not view or cache[1] is not self._table:
+            cache = self._hl_base = (view, self._table, {})
+        hit = cache[2].get(self.selected_pass)
+        if hit is not None:
+            return hit
         element_of = view.element_of if view is not None else {}
         status = self._pass_highlight()
         out: dict[str, list[str]] = {}
@@ -667,7 +693,7 @@ class Workbench(LevelsMixin, DebuggingMixin, anywidget.AnyWidget):
                 classes = out.setdefault(el, [])
                 if cls not in classes:
                     classes.append(cls)
-        self._hl_base = (key, out)
+        cache[2][self.selected_pass] = out
         return out
 
     def _refresh_highlight(self, extra: dict[int, str] | None = None) -> None:
@@ -775,7 +801,7 @@ class Workbench(LevelsMixin, DebuggingMixin, anywidget.AnyWidget):
         view = self._view
         if not self.diff_mode and view is not None and ids and (
                 view.overview or (view.focused and not ids <= view.node_ids)):
-            self._draw(self._snapshot_for(ids), ids)
+            self._draw(self._snapshot_for(ids), ids, around=f"candidate #{index}")
         self._refresh_highlight()
         self._details_for = ("candidate", index)
         self.details_html = self._candidate_html(row)
@@ -913,7 +939,7 @@ class Workbench(LevelsMixin, DebuggingMixin, anywidget.AnyWidget):
             raise LookupError("nothing is drawn yet")
         nid = node if isinstance(node, int) else graph.node_by_name(node).id
         if self._view is not None and (self._view.overview or nid not in self._view.node_ids) and graph.has_node_id(nid):
-            self._draw(self.snapshot, [nid])
+            self._draw(self.snapshot, [nid], around=f"node {graph.node(nid).name}")
         if self.selected_node == nid:
             self._apply_node(nid)
         else:
@@ -1084,11 +1110,11 @@ class Workbench(LevelsMixin, DebuggingMixin, anywidget.AnyWidget):
         self.search_hits = {"query": query, "snapshot": label, "total": total, "pos": -1,
                             "hits": [{"id": n.id, "name": n.name, "type": n.op_type, "where": w} for n, w in found]}
         more = f" (first {len(found)} listed)" if total > len(found) else ""
-        self.status_text = f"{total} match{'es' if total != 1 else ''} for {query!r}{more}"
         if found:
-            self.search_step(0, absolute=True)
+            self.search_step(0, absolute=True)  # may draw the hit's neighbourhood: the message comes after
         else:
             self._refresh_highlight()
+        self.status_text = f"{total} match{'es' if total != 1 else ''} for {query!r}{more}"
         return [n for n, _ in found]
 
     def search_step(self, delta: int = 1, *, absolute: bool = False) -> int:

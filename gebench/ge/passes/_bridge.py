@@ -200,6 +200,6 @@ def call_decompose_replacement(instance_id: str, node: Any, context: Any) -> Any
 
 
 def clear_loaded_pass_modules() -> None:
-    from gebench.fusion.loader import clear_loaded_pass_modules as _clear
+    from gebench.fusion.plugins.load import clear_loaded_pass_modules as _clear
 
     _clear()

@@ -9,19 +9,18 @@ from __future__ import annotations
 import types
 from typing import Any
 
-from .registry import get_registered_pass_dicts
+from gebench.fusion.plugins import load as _load
+from gebench.fusion.plugins.scan import ENV_PY_PASS_PATH
+
+from .registry import get_registered_pass_dicts, global_registry
 
 __all__ = ["ENV_PY_PASS_PATH", "get_registered_passes", "load_pass_plugins"]
 
-ENV_PY_PASS_PATH = "ASCEND_GE_PY_PASS_PATH"
-
 
 def load_pass_plugins() -> list[types.ModuleType]:
-    """Scan ``ASCEND_GE_PY_PASS_PATH`` with GE's rules and import every pass module (see
-    :func:`gebench.fusion.loader.load_pass_plugins`; errors propagate as in GE)."""
-    from gebench.fusion.loader import load_pass_plugins as _load
-
-    return _load()
+    """Scan ``ASCEND_GE_PY_PASS_PATH`` with GE's rules and import every pass module into GE's global registry
+    (see :func:`gebench.fusion.plugins.load.load_pass_plugins`; errors propagate as in GE)."""
+    return _load.load_pass_plugins(registry=global_registry())
 
 
 def get_registered_passes() -> list[dict[str, Any]]:

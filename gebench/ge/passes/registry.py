@@ -1,19 +1,26 @@
-"""Pass registration: :class:`PassDescriptor`, the decorators and the registry functions (spec §2.1.6–§2.1.7).
+"""Pass registration under GE's names: the decorators and the registry functions (spec §2.1.6–§2.1.7).
 
-The registry GE keeps is process-global and guarded by an ``RLock``; ``ge.passes.get_registered_passes()``
-and friends read it. gebench's own loaders (:mod:`gebench.fusion.loader`) execute pass files while a private
+Descriptors and registries live in the core (:mod:`gebench.fusion.plugins.descriptor`,
+:mod:`gebench.fusion.plugins.registry`, re-exported here); this module adapts GE's API onto them. The registry
+GE keeps is process-global and guarded by an ``RLock``; ``ge.passes.get_registered_passes()`` and friends read
+it. gebench's own loaders (:mod:`gebench.fusion.plugins.load`) execute pass files while a private
 :class:`PassRegistry` is *active* (:func:`registering_into`), so that several pass sets (and hot reloads) can
 live in one process without tripping GE's duplicate-name rule across unrelated runs.
 """
 
 from __future__ import annotations
 
-import contextlib
-import contextvars
-import dataclasses
-import threading
-from collections.abc import Iterable, Iterator, Mapping
+from collections.abc import Iterable
 from typing import Any
+
+from gebench.fusion.plugins import registry as _core
+from gebench.fusion.plugins.descriptor import (
+    PASS_KIND_DECOMPOSE,
+    PASS_KIND_FUSION_BASE,
+    PASS_KIND_PATTERN_FUSION,
+    PassDescriptor,
+)
+from gebench.fusion.plugins.registry import PassRegistry, registering_into, targeted_registry
 
 __all__ = [
     "PASS_KIND_DECOMPOSE",
@@ -21,137 +28,29 @@ __all__ = [
     "PASS_KIND_PATTERN_FUSION",
     "PassDescriptor",
     "PassRegistry",
+    "active_registry",
     "clear_registered_passes",
     "get_registered_pass_by_descriptor_key",
     "get_registered_pass_dicts",
     "get_registered_passes",
+    "global_registry",
     "register_decompose_pass",
     "register_fusion_pass",
     "registering_into",
 ]
 
-PASS_KIND_FUSION_BASE = "fusion_base"
-PASS_KIND_PATTERN_FUSION = "pattern_fusion"
-PASS_KIND_DECOMPOSE = "decompose"
-
-
-@dataclasses.dataclass(frozen=True)
-class PassDescriptor:
-    """What the engine knows about one registered pass class."""
-
-    descriptor_key: str
-    pass_name: str
-    module_name: str
-    class_name: str
-    stage: Any
-    kind: str
-    cls: type
-    op_types: list[str] = dataclasses.field(default_factory=list)
-
-    def to_bridge_dict(self) -> dict[str, Any]:
-        """The dict handed to the C++ side (no ``cls``). A stage that is not a ``PassStage`` raises here,
-        as in GE (``.value`` is read)."""
-        return {
-            "descriptor_key": self.descriptor_key,
-            "pass_name": self.pass_name,
-            "module_name": self.module_name,
-            "class_name": self.class_name,
-            "stage": self.stage.value,
-            "kind": self.kind,
-            "op_types": list(self.op_types),
-        }
-
-
-class PassRegistry:
-    """An ordered set of :class:`PassDescriptor` with GE's duplicate rules. Thread-safe.
-
-    Args:
-        reserved_names: pass names already taken elsewhere (checked like names in this registry); used by
-            pass sets to reload one file while the other files' passes stay registered. A mapping gives, per
-            name, where it is taken (a file), for the duplicate-name message.
-    """
-
-    def __init__(self, reserved_names: Iterable[str] | Mapping[str, str] = ()) -> None:
-        self._lock = threading.RLock()
-        self._by_key: dict[str, PassDescriptor] = {}
-        self._names: dict[str, str] = {}
-        self._reserved: dict[str, str] = (dict(reserved_names) if isinstance(reserved_names, Mapping)
-                                          else dict.fromkeys(reserved_names, "another loaded pass file"))
-
-    def register(self, descriptor: PassDescriptor) -> None:
-        """Add ``descriptor``.
-
-        Raises:
-            ValueError: its descriptor key or pass name is already registered.
-        """
-        with self._lock:
-            if descriptor.descriptor_key in self._by_key:
-                raise ValueError(
-                    f"python pass descriptor_key already exists: {descriptor.descriptor_key} (class "
-                    f"{descriptor.class_name} is registered twice; register each class once)"
-                )
-            if descriptor.pass_name in self._names or descriptor.pass_name in self._reserved:
-                other = self._names.get(descriptor.pass_name) or self._reserved[descriptor.pass_name]
-                raise ValueError(
-                    f"python pass name already exists: {descriptor.pass_name} (class {descriptor.class_name}; "
-                    f"already registered by {other}; pass names must be unique)"
-                )
-            self._by_key[descriptor.descriptor_key] = descriptor
-            self._names[descriptor.pass_name] = descriptor.descriptor_key
-
-    def descriptors(self) -> list[PassDescriptor]:
-        """All descriptors in registration order."""
-        with self._lock:
-            return list(self._by_key.values())
-
-    def get(self, key: str) -> PassDescriptor | None:
-        with self._lock:
-            return self._by_key.get(key)
-
-    def by_name(self, pass_name: str) -> PassDescriptor | None:
-        with self._lock:
-            key = self._names.get(pass_name)
-            return None if key is None else self._by_key[key]
-
-    def remove(self, descriptor_key: str) -> None:
-        with self._lock:
-            desc = self._by_key.pop(descriptor_key, None)
-            if desc is not None:
-                self._names.pop(desc.pass_name, None)
-
-    def clear(self) -> None:
-        with self._lock:
-            self._by_key.clear()
-            self._names.clear()
-
-    def __len__(self) -> int:
-        return len(self._by_key)
-
-
-_GLOBAL_REGISTRY = PassRegistry()
-_active: contextvars.ContextVar[PassRegistry | None] = contextvars.ContextVar("ge_passes_active_registry",
-                                                                               default=None)
+_GLOBAL_REGISTRY: PassRegistry = _core.global_registry()
 
 
 def active_registry() -> PassRegistry:
     """The registry decorators write into: the one set by :func:`registering_into`, else the global one."""
-    reg = _active.get()
+    reg = targeted_registry()
     return _GLOBAL_REGISTRY if reg is None else reg
 
 
 def global_registry() -> PassRegistry:
-    """The process-global registry that GE's functions read."""
+    """The process-global registry that GE's functions read (the core's, unless replaced here)."""
     return _GLOBAL_REGISTRY
-
-
-@contextlib.contextmanager
-def registering_into(registry: PassRegistry) -> Iterator[PassRegistry]:
-    """Make decorators register into ``registry`` while the block runs (e.g. while a pass file executes)."""
-    token = _active.set(registry)
-    try:
-        yield registry
-    finally:
-        _active.reset(token)
 
 
 def _make_descriptor(cls: type, name: str, stage: Any, kind: str, op_types: list[str]) -> PassDescriptor:

@@ -29,6 +29,23 @@ const STATUS_PATH = {
   REPLACEMENT_FAILED: "M4 0.6L7.6 7.2H0.4ZM4 3V5M4 5.9V6.3",
   LINT: "M1.6 7.6V0.8H6.6L5.2 2.5L6.6 4.2H1.6",
 };
+// a glyph's path data moved to (x, y): absolute coordinates, so that the path needs no transform (each
+// transformed SVG element becomes a paint chunk of its own, and a thousand of them slow down every frame)
+const GLYPH_ARGS = { M: 2, L: 2, T: 2, Q: 4, A: 7, H: 1, V: 1, Z: 0 };
+function glyphAt(st, x, y) {
+  const out = [];
+  let cmd = "", k = 0;
+  for (const tok of STATUS_PATH[st].match(/[A-Za-z]|-?[\d.]+/g)) {
+    if (/[A-Za-z]/.test(tok)) { cmd = tok; k = 0; out.push(tok); continue; }
+    const n = GLYPH_ARGS[cmd], j = n ? k % n : 0;
+    let v = parseFloat(tok);
+    if (cmd === "H" || (cmd === "A" ? j === 5 : cmd !== "V" && j % 2 === 0)) v += x;
+    else if (cmd === "V" || (cmd === "A" ? j === 6 : j % 2 === 1)) v += y;
+    k++;
+    out.push(String(Math.round(v * 100) / 100));
+  }
+  return out.join(" ");
+}
 const CSS_STATUS = Object.fromEntries(Object.entries(STATUS_CSS).map(([k, v]) => [v, k]));
 const COLUMNS = [
   ["i", "#", "i"], ["status", "status", "status"], ["pattern", "pattern", "pattern"],
@@ -81,7 +98,7 @@ function chip(status) {
 }
 
 // pan and zoom of one pane; listeners are told of every change (to link panes and move the minimap)
-function panZoom(pane, content) {
+function panZoom(pane, content, drawing) {
   const st = { s: 1, x: 0, y: 0, drag: null, moved: false };
   const listeners = [];
   const apply = (quiet) => {
@@ -105,7 +122,7 @@ function panZoom(pane, content) {
   });
   window.addEventListener("mouseup", () => { st.drag = null; });
   const size = () => {
-    const svg = content.querySelector("svg");
+    const svg = drawing.querySelector("svg");
     if (!svg) return null;
     return [svg.width.baseVal.value || 1, svg.height.baseVal.value || 1];
   };
@@ -197,11 +214,19 @@ function render({ model, el: root }) {
     const gated = () => { if (fresh()) f(); else dirty.add(f); };
     for (const n of names) model.on("change:" + n, gated);
   };
+  // drawn ahead of the kernel's answer (a row or pass click draws what the page already knows at once): once
+  // the answer is in, these are drawn again from the kernel's state, whether or not its traits changed
+  const ahead = new Set();
   model.on("change:seq", () => {
     if (!fresh()) return;
     root.dataset.seq = String(model.get("seq"));
+    for (const f of ahead) dirty.add(f);
+    ahead.clear();
+    previewSel = null; previewPos = null;
     flush();
   });
+  let previewSel = null; // the candidate a click selected, until the kernel's answer is in
+  let previewPos = null; // and its position in the table (j/k keys step from there)
 
   // ------------------------------------------------------------------ toolbar
   const bar = el("div", "gb-bar");
@@ -259,8 +284,8 @@ function render({ model, el: root }) {
   const panes = el("div", "gb-panes");
   const pane = el("div", "gb-pane gb-main-pane"); const content = el("div", "gb-content");
   const paneHead = el("div", "gb-pane-head");
-  const minimap = el("div", "gb-minimap"); const miniImg = el("img"); const miniBox = el("div", "gb-minibox");
-  miniImg.alt = "minimap"; minimap.append(miniImg, miniBox);
+  const minimap = el("div", "gb-minimap"); const miniImg = el("canvas"); const miniBox = el("div", "gb-minibox");
+  miniImg.title = "minimap"; minimap.append(miniImg, miniBox);
   pane.append(content, paneHead, minimap);
   // the hierarchy level drawn (large graphs): model > group > ...; a click goes back to that level
   const crumbs = el("div", "gb-crumbs"); pane.appendChild(crumbs);
@@ -303,8 +328,29 @@ function render({ model, el: root }) {
   body.append(passes, center, details);
   root.append(bar, body);
 
-  const pz = panZoom(pane, content);
-  const spz = panZoom(side, sideContent);
+  // The drawings live in shadow roots holding only the widget's stylesheet: restyling a thousand boxes (a pass
+  // click) then matches them against these rules alone, not against the thousands of rules of the notebook page
+  // (which made style recalculation several times slower). Theme variables still inherit from the widget.
+  const drawingRoot = (host) => {
+    const shadow = host.attachShadow({ mode: "open" });
+    try {
+      const sheet = new window.CSSStyleSheet();
+      sheet.replaceSync(model.get("_css") || "");
+      shadow.adoptedStyleSheets = [sheet];
+    } catch { // no constructable stylesheets: a copy of the rules in a style element
+      shadow.appendChild(el("style", null, model.get("_css") || ""));
+    }
+    return shadow;
+  };
+  const drawing = drawingRoot(content);
+  const sideDrawing = drawingRoot(sideContent);
+  const setDrawing = (shadow, text) => {
+    const keep = shadow.querySelector(":scope > style");
+    shadow.innerHTML = text;
+    if (keep) shadow.prepend(keep);
+  };
+  const pz = panZoom(pane, content, drawing);
+  const spz = panZoom(side, sideContent, sideDrawing);
   let linking = false;
   const linked = () => model.get("side_kind") === "diff";
   pz.onChange((st) => { if (linked() && !linking) { linking = true; spz.set(st); linking = false; } });
@@ -312,8 +358,8 @@ function render({ model, el: root }) {
   let lastFit = "first"; // how the drawing was last fitted (re-fitted the same way when the pane resizes)
   fitBtn.onclick = () => { lastFit = "whole"; pz.fit(true); if (!linked()) spz.fit(true); };
   const fitSelection = () => {
-    const sel = content.querySelectorAll("g.node.gb_sel, g.node.gb_clicked, g.node.gb_found");
-    const els = sel.length ? sel : content.querySelectorAll("g.node[data-gbhl]");
+    const sel = drawing.querySelectorAll("g.node.gb_sel, g.node.gb_clicked, g.node.gb_found");
+    const els = sel.length ? sel : drawing.querySelectorAll("g.node[data-gbhl]");
     if (pz.fitTo(els)) lastFit = "";
   };
   fitSelBtn.onclick = fitSelection;
@@ -321,10 +367,32 @@ function render({ model, el: root }) {
   zout.onclick = () => { lastFit = ""; pz.zoom(0.8); };
 
   // ------------------------------------------------------------------ minimap
-  let miniUrl = null;
+  let hasMini = false; // a drawing is shown (the minimap shows when it overflows the pane)
+  // the minimap is the drawing rasterized once into a canvas, after the drawing is shown (an <img> of the SVG
+  // would be laid out and drawn again whenever anything in the minimap changes, e.g. its box on every pan)
+  const rasterMinimap = (text, serial) => {
+    const url = URL.createObjectURL(new Blob([text], { type: "image/svg+xml" }));
+    const img = el("img");
+    img.onerror = () => URL.revokeObjectURL(url);
+    img.onload = () => {
+      const draw = () => {
+        URL.revokeObjectURL(url);
+        if (serial !== svgSerial || !img.naturalWidth) return; // a newer drawing replaced this one
+        const w = img.naturalWidth, h = img.naturalHeight;
+        const r = Math.min(1, 360 / w, 900 / h);
+        miniImg.width = Math.max(1, Math.round(w * r)); miniImg.height = Math.max(1, Math.round(h * r));
+        const ctx = miniImg.getContext("2d");
+        ctx.fillStyle = getComputedStyle(pane).backgroundColor || "#fff";
+        ctx.fillRect(0, 0, miniImg.width, miniImg.height);
+        ctx.drawImage(img, 0, 0, miniImg.width, miniImg.height);
+      };
+      if (window.requestIdleCallback) window.requestIdleCallback(draw, { timeout: 1000 }); else setTimeout(draw, 50);
+    };
+    img.src = url;
+  };
   const updateMinimap = () => {
     const wh = pz.size();
-    if (!wh || !miniUrl) { minimap.style.display = "none"; return; }
+    if (!wh || !hasMini) { minimap.style.display = "none"; return; }
     minimap.style.display = "";
     const [w, h] = wh;
     const pw = pane.clientWidth, ph = pane.clientHeight;
@@ -373,26 +441,27 @@ function render({ model, el: root }) {
     // a node's glyph element is made once and then only changes its shape (inserting elements into a large
     // drawing costs far more than changing an attribute)
     let t = g.gbGlyph;
-    if (!st) { if (t && t.dataset.status) { t.setAttribute("d", ""); t.dataset.status = ""; } return; }
+    if (!st) return; // the stylesheet hides the glyph of a box without a status class
     if (!t) {
       const xy = corner(g);
       if (!xy) return;
       t = document.createElementNS("http://www.w3.org/2000/svg", "path");
       t.setAttribute("class", "gb-glyph");
-      t.setAttribute("transform", `translate(${xy[0] + 2} ${xy[1] + 2})`);
       g.appendChild(t);
       g.gbGlyph = t;
+      t.gbAt = [xy[0] + 2, xy[1] + 2];
     }
-    t.setAttribute("d", STATUS_PATH[st]);
+    if (t.dataset.status === st) return;
+    t.setAttribute("d", glyphAt(st, t.gbAt[0], t.gbAt[1]));
     t.dataset.status = st;
   };
   // what is applied to the drawing now (element id -> classes): updates touch only what changed, so a
   // row click on a pass with thousands of coloured nodes restyles a handful of elements
   let shownHl = new Map();
   let shownClicked = null;
-  const applyHighlight = () => {
-    const hl = model.get("highlight") || {};
-    const svg = content.querySelector("svg");
+  const applyHighlight = (preview) => {
+    const hl = (preview && typeof preview === "object" ? preview : null) || model.get("highlight") || {};
+    const svg = drawing.querySelector("svg");
     if (!svg) { shownHl = new Map(); shownClicked = null; return; }
     const ids = new Set();
     for (const [id, cls] of shownHl) if (hl[id] !== cls) ids.add(id);
@@ -410,6 +479,9 @@ function render({ model, el: root }) {
       if ((old || "").includes("gb_sel") !== (now || "").includes("gb_sel")) selMoved = true;
       if (g.classList.contains("node")) setGlyph(g, now);
     }
+    root.dataset.hl = String(shownHl.size);
+    // whose colours the drawing shows (a pass drawn ahead of the kernel's answer, else the selected pass)
+    root.dataset.hlPass = hl === preview ? (previewPassName ?? root.dataset.hlPass ?? "") : (model.get("selected_pass") || "");
     const sel = model.get("selected_node");
     const clicked = sel >= 0 ? svg.getElementById("n" + sel) : null;
     if (clicked !== shownClicked) {
@@ -424,7 +496,7 @@ function render({ model, el: root }) {
       centerQueued = true;
       requestAnimationFrame(() => {
         centerQueued = false;
-        const focus = content.querySelector("g.node.gb_sel") || shownClicked || content.querySelector("g.node[data-gbhl]");
+        const focus = drawing.querySelector("g.node.gb_sel") || shownClicked || drawing.querySelector("g.node[data-gbhl]");
         if (focus && !pz.visible(focus)) { lastFit = ""; pz.center(focus); }
       });
     }
@@ -432,9 +504,9 @@ function render({ model, el: root }) {
   let centerQueued = false;
   const applySideHighlight = () => {
     const hl = model.get("side_highlight") || {};
-    const svg = sideContent.querySelector("svg");
+    const svg = sideDrawing.querySelector("svg");
     if (!svg) return;
-    for (const g of sideContent.querySelectorAll("[data-gbhl]")) {
+    for (const g of sideDrawing.querySelectorAll("[data-gbhl]")) {
       for (const c of g.dataset.gbhl.split(" ")) if (c) g.classList.remove(c);
       delete g.dataset.gbhl;
     }
@@ -474,7 +546,7 @@ function render({ model, el: root }) {
     if (ids.length) model.send({ action: "names", pane: which, ids: ids.slice(0, 5000) });
   };
   const setNames = (which, names) => {
-    const svg = (which === "side" ? sideContent : content).querySelector("svg");
+    const svg = (which === "side" ? sideDrawing : drawing).querySelector("svg");
     if (!svg) return;
     for (const [id, name] of Object.entries(names)) {
       const g = svg.getElementById(id);
@@ -490,13 +562,12 @@ function render({ model, el: root }) {
     const my = ++svgSerial;
     const text = await inflate(model.get("svg_gz"));
     if (my !== svgSerial) return; // a newer drawing arrived while this one was inflating
-    content.innerHTML = text;
+    setDrawing(drawing, text);
     shownHl = new Map(); shownClicked = null;
     root.dataset.svgSerial = String(my);
-    if (miniUrl) URL.revokeObjectURL(miniUrl);
-    miniUrl = text ? URL.createObjectURL(new Blob([text], { type: "image/svg+xml" })) : null;
-    if (miniUrl) miniImg.src = miniUrl;
-    const svg = content.querySelector("svg");
+    hasMini = !!text;
+    if (text) rasterMinimap(text, my);
+    const svg = drawing.querySelector("svg");
     if (svg) { addExpanders(svg); askNames(svg, "main"); }
     applyHighlight();
     applyGroupCounts();
@@ -510,11 +581,11 @@ function render({ model, el: root }) {
     const my = ++sideSerial;
     const text = await inflate(model.get("side_svg_gz"));
     if (my !== sideSerial) return; // only the latest side drawing is shown, never two
-    sideContent.innerHTML = text;
+    setDrawing(sideDrawing, text);
     side.dataset.serial = String(my);
     sideHead.textContent = model.get("side_title") || "";
     side.style.display = text ? "" : "none";
-    const svg = sideContent.querySelector("svg");
+    const svg = sideDrawing.querySelector("svg");
     if (svg) askNames(svg, "side");
     applySideHighlight();
     if (linked()) spz.set(pz.st); else spz.fit(false);
@@ -547,7 +618,7 @@ function render({ model, el: root }) {
   };
   // counts on group boxes: the selected pass's candidates (replaced) and the diff's changes under each box
   const applyGroupCounts = () => {
-    const svg = content.querySelector("svg");
+    const svg = drawing.querySelector("svg");
     if (!svg) return;
     const counts = model.get("group_counts") || {};
     for (const t of svg.querySelectorAll("text.gb-gcount")) t.remove();
@@ -570,7 +641,7 @@ function render({ model, el: root }) {
     }
   };
 
-  content.addEventListener("click", (ev) => {
+  drawing.addEventListener("click", (ev) => {
     if (pz.st.moved) return;
     const x = ev.target.closest ? ev.target.closest("g.gb-expand") : null;
     if (x) { request("expand", { node: parseInt(x.dataset.node, 10) }); return; }
@@ -583,7 +654,7 @@ function render({ model, el: root }) {
   });
 
   // the "after" pane of a side-by-side diff: a click shows the node and marks what it was made from
-  sideContent.addEventListener("click", (ev) => {
+  sideDrawing.addEventListener("click", (ev) => {
     if (spz.st.moved || !linked()) return;
     const g = ev.target.closest ? ev.target.closest("g.node") : null;
     if (!g || !g.id || g.id[0] !== "n") return;
@@ -659,6 +730,7 @@ function render({ model, el: root }) {
           for (const o of passes.querySelectorAll(".gb-pass-sel")) o.classList.remove("gb-pass-sel");
           item.classList.add("gb-pass-sel");
           request("select_pass", { name: p.name });
+          previewPass(p.name);
         };
         passes.appendChild(item);
       }
@@ -696,7 +768,7 @@ function render({ model, el: root }) {
     tr.dataset.pos = String(pos);
     if (!r) { tr.classList.add("gb-cand-loading"); tr.appendChild(cell("", "\u2026")); return tr; }
     tr.dataset.index = String(r.i);
-    if (r.i === model.get("selected_candidate")) tr.classList.add("gb-cand-sel");
+    if (r.i === (previewSel ?? model.get("selected_candidate"))) tr.classList.add("gb-cand-sel");
     tr.appendChild(cell("", String(r.i)));
     const st = el("div", "gb-td"); st.appendChild(chip(r.status)); tr.appendChild(st);
     tr.appendChild(cell("", r.pattern));
@@ -722,6 +794,7 @@ function render({ model, el: root }) {
       for (const o of rowsEl.querySelectorAll(".gb-cand-sel")) o.classList.remove("gb-cand-sel");
       tr.classList.add("gb-cand-sel");
       request("select_candidate", { index: r.i });
+      previewCandidate(r);
     };
     return tr;
   };
@@ -788,8 +861,8 @@ function render({ model, el: root }) {
       thead.appendChild(th);
     }
   };
-  const renderTable = () => {
-    const t = model.get("table") || {};
+  const renderTable = (cached) => {
+    const t = (cached && typeof cached === "object" ? cached : null) || model.get("table") || {};
     if (t.version !== tbl.version) {
       tbl = Object.assign({ total: 0 }, t);
       pages = new Map();
@@ -823,6 +896,9 @@ function render({ model, el: root }) {
   // ------------------------------------------------------------------ details, search, header
   const renderDetails = () => {
     details.innerHTML = model.get("details_html") || "<i>click a node or a candidate</i>";
+    wireDetails();
+  };
+  const wireDetails = () => {
     for (const b of details.querySelectorAll("button[data-action]")) {
       b.onclick = () => request(b.dataset.action, { node: parseInt(b.dataset.node || "-1", 10) });
     }
@@ -830,8 +906,92 @@ function render({ model, el: root }) {
       a.onclick = (ev) => { ev.preventDefault(); request("show_source", { src: a.dataset.src }); };
     }
     for (const a of details.querySelectorAll("[data-goto]")) {
-      a.onclick = (ev) => { ev.preventDefault(); const g = content.querySelector("#" + CSS.escape(a.dataset.goto)); if (g) pz.center(g); };
+      a.onclick = (ev) => { ev.preventDefault(); const g = drawing.querySelector("#" + CSS.escape(a.dataset.goto)); if (g) pz.center(g); };
     }
+  };
+
+  // ------------------------------------------------------------------ drawn ahead of the kernel's answer
+  // A row click shows at once what the page already has: the row, the candidate's details from its table row
+  // and its nodes marked on the drawing; the kernel's answer (full details, the pattern beside, a focused
+  // view when the nodes are not drawn) replaces it when it comes. A pass click draws the pass's table and
+  // colours as the page last saw them (same drawing, same filter and sort) until the kernel's answer.
+  const SEL_CLASSES = new Set(["gb_sel", "gb_diverge"]);
+  const strip = (hl, drop) => {
+    const out = {};
+    for (const [id, cls] of Object.entries(hl)) {
+      const kept = cls.split(" ").filter((c) => c && !drop(c)).join(" ");
+      if (kept) out[id] = kept;
+    }
+    return out;
+  };
+  const candidateHtml = (r) => {
+    const esc = (v) => String(v ?? "").replace(/[&<>"']/g, (c) => `&#${c.charCodeAt(0)};`);
+    const items = [["pass", tbl.pass], ["pattern", r.pattern], ["reason", r.reason],
+      ["targets", r.targets.join(", ") + (r.ntargets > r.targets.length ? ", \u2026" : "")],
+      ["captures", (r.captures || []).join(", ")], ["meet_requirements", r.meet], ["exception", r.exception]];
+    const rows = items.filter(([, v]) => v).map(([k, v]) =>
+      `<tr><td><b>${esc(k)}</b></td><td${k === "exception" ? " class='gb-exc'" : ""}>${esc(v)}</td></tr>`);
+    for (const [k, v] of [["pattern source", r.pattern_src], ["hook source", r.hook_src]]) {
+      if (v) rows.push(`<tr><td><b>${k}</b></td><td><a href='#' class='gb-srcline' data-src='${esc(v)}'>${esc(v)}</a></td></tr>`);
+    }
+    return `<h4>candidate #${r.i} <span class='gb-chip gb_st_${STATUS_CSS[r.status] || "other"}'>${esc(r.status.toLowerCase())}</span></h4>` +
+      `<table>${rows.join("")}</table><div class='gb-empty'>\u2026</div>`;
+  };
+  const previewCandidate = (r) => {
+    previewSel = r.i;
+    details.innerHTML = candidateHtml(r);
+    wireDetails();
+    const svg = drawing.querySelector("svg");
+    const hl = strip(model.get("highlight") || {}, (c) => SEL_CLASSES.has(c));
+    for (const id of r.ids || []) {
+      if (svg && svg.getElementById("n" + id)) hl["n" + id] = hl["n" + id] ? hl["n" + id] + " gb_sel" : "gb_sel";
+    }
+    applyHighlight(hl);
+    ahead.add(applyHighlight); ahead.add(renderDetails); ahead.add(drawRows);
+  };
+  // j/k: the next or previous row of the table as shown, when the page holds it (as step_candidate picks it)
+  const previewStep = (delta) => {
+    const sel = model.get("selected_candidate"), s = model.get("table_sel") || {};
+    let pos;
+    if (previewPos !== null) pos = previewPos;
+    else if (sel < 0) pos = -1;
+    else if (s.version === tbl.version && s.index === sel) pos = s.pos;
+    else return;
+    if (!tbl.total) return;
+    pos = pos < 0 ? (delta >= 0 ? 0 : tbl.total - 1) : Math.min(Math.max(pos + delta, 0), tbl.total - 1);
+    const r = rowAt(pos);
+    if (!r) return;
+    previewPos = pos;
+    previewCandidate(r);
+    scrollToPos(pos);
+    drawRows();
+  };
+  // pass -> {serial, query, table, colours}: what the page drew for the pass the last time (kept for the drawing
+  // it was drawn on only)
+  const passSeen = new Map();
+  let previewPassName = null;
+  const remember = () => {
+    const t = model.get("table") || {};
+    if (!fresh() || !t.pass || t.pass !== model.get("selected_pass")) return;
+    const colours = strip(model.get("highlight") || {}, (c) => !c.startsWith("gb_st_"));
+    passSeen.set(t.pass, { serial: svgSerial, query: JSON.stringify(t.query || {}), table: t, colours });
+  };
+  const previewPass = (name) => {
+    const seen = passSeen.get(name);
+    const now = model.get("table") || {};
+    if (!seen || seen.serial !== svgSerial || seen.query !== JSON.stringify(now.query || {}) || now.pass === name) return;
+    renderTable(Object.assign({}, seen.table, { selected_pos: -1 }));
+    if (model.get("selected_candidate") >= 0) {
+      previewSel = -1;
+      details.innerHTML = "<i>click a node or a candidate</i>";
+      drawRows();
+    }
+    const hl = strip(model.get("highlight") || {}, (c) => c.startsWith("gb_st_") || SEL_CLASSES.has(c));
+    for (const [id, cls] of Object.entries(seen.colours)) hl[id] = hl[id] ? `${cls} ${hl[id]}` : cls;
+    previewPassName = name;
+    applyHighlight(hl);
+    previewPassName = null;
+    ahead.add(applyHighlight); ahead.add(renderDetails); ahead.add(renderTable); ahead.add(drawRows);
   };
 
   const renderSnaps = () => {
@@ -906,8 +1066,8 @@ function render({ model, el: root }) {
     if (ev.target === stepRange && /^(Arrow|Page|Home$|End$)/.test(ev.key)) { ev.stopPropagation(); return; }
     if (tag === "INPUT" || tag === "SELECT" || tag === "TEXTAREA" || ev.ctrlKey || ev.metaKey || ev.altKey) return;
     let done = true;
-    if (ev.key === "j" || ev.key === "ArrowDown") request("step_candidate", { delta: 1 });
-    else if (ev.key === "k" || ev.key === "ArrowUp") request("step_candidate", { delta: -1 });
+    if (ev.key === "j" || ev.key === "ArrowDown") { request("step_candidate", { delta: 1 }); previewStep(1); }
+    else if (ev.key === "k" || ev.key === "ArrowUp") { request("step_candidate", { delta: -1 }); previewStep(-1); }
     else if (ev.key === "n") request("next_rewrite", { delta: 1 });
     else if (ev.key === "N" || ev.key === "p") request("next_rewrite", { delta: -1 });
     else if (ev.key === "Backspace" || ev.key === "b") request("back");
@@ -938,6 +1098,7 @@ function render({ model, el: root }) {
   watch(["highlight", "selected_node"], applyHighlight);
   watch(["stages", "reload_report", "selected_pass"], renderPasses);
   watch(["table"], renderTable);
+  watch(["table", "highlight", "selected_pass"], remember);
   watch(["selected_candidate"], drawRows);
   const renderRepro = () => { expRepro.disabled = !(model.get("selected_candidate") >= 0); };
   watch(["selected_candidate"], renderRepro);
@@ -959,7 +1120,7 @@ function render({ model, el: root }) {
   renderRepro();
   side.style.display = "none";
   loadSvg(); loadSide();
-  return () => { ro.disconnect(); if (miniUrl) URL.revokeObjectURL(miniUrl); };
+  return () => { ro.disconnect(); };
 }
 
 export default { render };
