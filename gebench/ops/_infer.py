@@ -463,7 +463,7 @@ def infer_graph(graph: Graph, *, allow_unknown_ops: bool = False) -> None:
 
 
 def _infer_one(graph: Graph, node: Node, values: dict[tuple[int, int], np.ndarray], allow_unknown_ops: bool) -> None:
-    if node._op_type == "Const" and _const_unchanged(node, values):
+    if node._op_type == "Const" and _const_unchanged(node):
         return
     if allow_unknown_ops and node.op_type not in _RULES:
         _sync_inputs(graph, node)
@@ -522,7 +522,7 @@ def _data(ctx: InferContext) -> None:
     return
 
 
-def _const_unchanged(node: Node, values: dict[tuple[int, int], np.ndarray]) -> bool:
+def _const_unchanged(node: Node) -> bool:
     """What the ``Const`` rule (:func:`_const`) does, without its context, for the usual Const: one output
     whose desc already states the value's dtype and shape, an ND value, no input. Returns False (nothing done)
     for any other Const, which then takes the rule. O(1) plus the value's rank. Only while the built-in rule is
@@ -535,11 +535,7 @@ def _const_unchanged(node: Node, values: dict[tuple[int, int], np.ndarray]) -> b
     out = node.outputs[0]
     arr = val.array
     shape = arr.shape
-    if out.dtype != val.dtype or out.shape != shape or out.origin_shape != shape:
-        return False
-    if arr.size <= MAX_FOLDED_ELEMENTS:
-        values[(node.id, 0)] = arr
-    return True
+    return out.dtype == val.dtype and out.shape == shape and out.origin_shape == shape
 
 
 @register_infer("Const", "Constant")
@@ -554,7 +550,7 @@ def _const(ctx: InferContext) -> None:
         out = ctx.node.outputs[0]
         out.format = val.format
         out.origin_format = val.origin_format if val.origin_format is not None else val.format
-    ctx.set_value(0, val.array)
+    # no set_value: a consumer reads a Const's value from its ``value`` attr (InferContext.value)
 
 
 @register_infer("NetOutput")
