@@ -23,6 +23,9 @@ times on the kernel side (what the widget sends to the page is ready; no browser
 * ``pass switch``: the median of twelve switches between the two passes: six on the root level (the group boxes'
   colours and counts change) and six from the candidate's focused view.
 
+Under the table, the CPU time the first view and the pass selection spent deriving hierarchies and building dump
+points.
+
 Targets (issue 12, at 100k nodes): first view <= 2 s, candidate focus <= 0.5 s, pass switch <= 100 ms. Wall clock
 and process CPU time are both printed: on a shared 2-core machine wall clock varies by 2x or more with the load.
 
@@ -116,8 +119,33 @@ def child(spec: dict[str, Any]) -> dict[str, Any]:
     _, out["collect_s"], _ = _timed(gc.collect)
     steps: dict[str, list[tuple[float, float]]] = {}
 
+    # the CPU time of each step spent deriving hierarchies and building dump points (summed per step name)
+    import gebench.viz._levels as levels_mod
+    from gebench.viz._snapshots import LazyGraphs
+
+    parts: dict[str, dict[str, float]] = {}
+    current = [""]
+
+    def part(key: str, fn: Any) -> Any:
+        def timed(*args: Any, **kwargs: Any) -> Any:
+            cpu = time.process_time()
+            try:
+                return fn(*args, **kwargs)
+            finally:
+                if current[0]:
+                    into = parts.setdefault(current[0], {})
+                    into[key] = into.get(key, 0.0) + time.process_time() - cpu
+        return timed
+
+    levels_mod.derive_hierarchy = part("hierarchy", levels_mod.derive_hierarchy)
+    real_build = LazyGraphs.__getitem__
+    LazyGraphs.__getitem__ = lambda self, label: (  # type: ignore[method-assign]
+        real_build(self, label) if self.is_built(label) else part("snapshot build", real_build)(self, label))
+
     def step(name: str, fn: Any) -> Any:
+        current[0] = name
         res, wall, cpu = _timed(fn)
+        current[0] = ""
         steps.setdefault(name, []).append((wall, cpu))
         return res
 
@@ -152,6 +180,8 @@ def child(spec: dict[str, Any]) -> dict[str, Any]:
                 name = other if i % 2 == 0 else gemm
                 step("pass switch", lambda name=name: wb.select_pass(name))
     out["steps"] = steps
+    out["parts"] = parts
+    out["hierarchy"]["work"] = root.work
     out["layouts"] = dict(wb.layout_cache.engines)
     return out
 
@@ -299,6 +329,10 @@ def main(argv: list[str] | None = None) -> int:
                       f"of {info.get('total')} nodes")
             print(f"| {size} | {r['ir_nodes']} | " + " | ".join(cells) + f" | {levels} | {r.get('layouts')} |",
                   flush=True)
+            for name, split in r.get("parts", {}).items():
+                if name in ("first view", "select pass"):
+                    shares = ", ".join(f"{k} {v:.3f} s" for k, v in split.items())
+                    print(f"  {name}, CPU of it: {shares}", flush=True)
             print(f"  (load {r['load_s']:.1f} s, compile {r['compile_s']:.1f} s, then the full garbage collection the "
                   f"compile left due: {r['collect_s']:.1f} s; not judged)", flush=True)
         if not me_sizes:

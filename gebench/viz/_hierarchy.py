@@ -652,19 +652,27 @@ def _paths(
     work: dict[str, int],
 ) -> list[tuple[str, ...] | None]:
     """``rule`` (``"scope"`` or ``"stem"``) on each name, through ``cache`` (``rule -> name -> path``) when given:
-    only names not in it are parsed. O(names) dict reads plus the parsing of the new names."""
+    only names not in it are parsed. O(names) dict reads plus the parsing of the new names.
+
+    The first graph's names and paths are only noted in the cache (under ``"<rule> pending"``), and become
+    entries when a second graph reads the cache: opening pays no dict of every name it may never need again."""
     parse = _stem_paths if rule == "stem" else (lambda ns: list(map(_scope_path, ns)))
-    known = None if cache is None else cache.setdefault(rule, {})
-    if not known:
+    if cache is None:
+        work["names_parsed"] = work.get("names_parsed", 0) + len(names)
+        return parse(names)
+    known = cache.setdefault(rule, {})
+    pending: list = cache.setdefault(f"{rule} pending", [])  # type: ignore[arg-type]
+    if not known and not pending:
         out = parse(names)
         work["names_parsed"] = work.get("names_parsed", 0) + len(names)
-        if known is not None:
-            known.update(zip(names, out))
+        pending.append((names, out))
         return out
+    while pending:
+        known.update(zip(*pending.pop(), strict=True))
     missing = [name for name in names if name not in known]
     if missing:
         work["names_parsed"] = work.get("names_parsed", 0) + len(missing)
-        known.update(zip(missing, parse(missing)))
+        known.update(zip(missing, parse(missing), strict=True))
     return list(map(known.__getitem__, names))
 
 
@@ -691,8 +699,8 @@ def derive_hierarchy(
         graph: the graph.
         max_children: the most items (child groups plus non-Const nodes of its own) any group gets; larger
             groups are split into nested ranges. At least 2.
-        cache: ``rule -> node name -> group path``, shared between graphs whose names mostly agree (the
-            snapshots of one run): names found in it are not parsed again. Filled by the call.
+        cache: a dict (empty at first, then left to this function) shared between graphs whose names mostly
+            agree (the snapshots of one run): a name's group path is parsed once for all of them.
 
     Raises:
         ValueError: ``max_children`` < 2.

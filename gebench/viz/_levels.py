@@ -31,7 +31,7 @@ class LevelsMixin:
     max_level_items: int = 64
     _level: int = 0
     _hierarchies: dict[int, tuple[ir.Graph, Hierarchy]]
-    #: ``rule -> node name -> group path`` for every graph of this workbench (see :func:`derive_hierarchy`)
+    #: the node names' group paths for every graph of this workbench (``cache`` of :func:`derive_hierarchy`)
     _name_paths: dict[str, dict[str, tuple[str, ...] | None]] | None = None
     _count_cache: tuple[Any, dict[Any, dict[str, dict[str, int]]]] | None = None
 
