@@ -403,7 +403,18 @@ class DebuggingMixin:
             self._draw(self.snapshot, self._pass_seeds(self.selected_pass) if self.selected_pass else None)
             self._refresh_highlight()
 
-    def graph_after_rewrite(self, pass_name: str, k: int) -> ir.Graph:
+    def graph_after_rewrite(self, pass_name: str, k: int) -> Any:
+        """The graph after rewrite ``k`` of ``pass_name``, as a ``ge.graph.Graph`` view (``.ir``: its IR graph),
+        like ``run.graph_after_rewrite(pass_name, k)`` but kept (see :meth:`ir_graph_after_rewrite`).
+
+        Raises:
+            LookupError: there is no run; and ``gebench.debug.ReplayError``.
+        """
+        from gebench.ge.graph import Graph
+
+        return Graph._wrap(self.ir_graph_after_rewrite(pass_name, k), owns=False)
+
+    def ir_graph_after_rewrite(self, pass_name: str, k: int) -> ir.Graph:
         """``run.ir_graph_after_rewrite(pass_name, k)``, kept: a ``(pass, k)`` seen before costs nothing, a new one a
         replay (one compile). At most :data:`STEP_CACHE` graphs are kept per run.
 
@@ -427,11 +438,11 @@ class DebuggingMixin:
             cache.move_to_end(key)
         return graph
 
-    def step_rewrite(self, k: int, pass_name: str | None = None) -> ir.Graph:
+    def step_rewrite(self, k: int, pass_name: str | None = None) -> Any:
         """Draw the graph after rewrite ``k`` (0: before the first) of ``pass_name`` (default: the selected pass;
         another one is selected first). Rewrite ``k``'s new nodes are marked ``gb_step_new``, the nodes rewrite
         ``k + 1`` will replace ``gb_step_next``; above ``threshold`` nodes only their neighbourhood is drawn.
-        Returns the graph.
+        Returns the graph as a ``ge.graph.Graph`` view (``.ir``: its IR graph), as :attr:`graph` gives it.
 
         Raises:
             ValueError: no pass selected or given; IndexError: ``k`` is not in ``0..n`` (``n`` rewrites).
@@ -446,7 +457,7 @@ class DebuggingMixin:
             raise IndexError(f"pass {name!r} did {len(rewrites)} rewrites; k must be in 0..{len(rewrites)}")
         if self.diff_mode:
             self.diff_mode = ""  # a step is drawn alone, not in a diff
-        graph = self.graph_after_rewrite(name, k)
+        graph = self.ir_graph_after_rewrite(name, k)
         new = [i for i in (rewrites[k - 1].added_ids if k else []) if graph.has_node_id(i)]
         nxt = [i for i in (rewrites[k].target_ids if k < len(rewrites) else []) if graph.has_node_id(i)]
         seeds = new + nxt or [i for i in (rewrites[k - 1].target_ids if k else []) if graph.has_node_id(i)]
@@ -492,4 +503,4 @@ class DebuggingMixin:
                 + (f", {len(view.nodes)} of {len(graph)} nodes drawn" if view.focused else "")
             )
             self._refresh_highlight()
-        return graph
+        return self.graph
