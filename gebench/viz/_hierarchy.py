@@ -583,9 +583,11 @@ def _data_edges(graph: ir.Graph, ids: np.ndarray) -> tuple[np.ndarray, np.ndarra
     except TypeError:  # an unfed input (None)
         pass
     flat = list(chain.from_iterable(rows))
-    pairs = np.array(list(chain.from_iterable(filter(None, flat))), dtype=np.int64)
-    fed = np.fromiter(map(operator.truth, flat), dtype=bool, count=len(flat))
-    return pairs[0::2], pairs[1::2], dst[fed], dst_port[fed]
+    unfed = {None: (-1, -1)}  # an unfed input reads as producer -1, then is dropped
+    pairs = np.fromiter(chain.from_iterable(map(unfed.get, flat, flat)), dtype=np.int64, count=2 * total)
+    src = pairs[0::2]
+    fed = src >= 0
+    return src[fed], pairs[1::2][fed], dst[fed], dst_port[fed]
 
 
 def _edge_arrays(

@@ -381,10 +381,7 @@ function render({ model, el: root }) {
         const w = img.naturalWidth, h = img.naturalHeight;
         const r = Math.min(1, 360 / w, 900 / h);
         miniImg.width = Math.max(1, Math.round(w * r)); miniImg.height = Math.max(1, Math.round(h * r));
-        const ctx = miniImg.getContext("2d");
-        ctx.fillStyle = getComputedStyle(pane).backgroundColor || "#fff";
-        ctx.fillRect(0, 0, miniImg.width, miniImg.height);
-        ctx.drawImage(img, 0, 0, miniImg.width, miniImg.height);
+        miniImg.getContext("2d").drawImage(img, 0, 0, miniImg.width, miniImg.height); // as the <img> showed it
       };
       if (window.requestIdleCallback) window.requestIdleCallback(draw, { timeout: 1000 }); else setTimeout(draw, 50);
     };
