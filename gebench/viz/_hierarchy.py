@@ -614,7 +614,10 @@ def _edge_arrays(
         minus = np.full(len(control), -1, dtype=np.int64)
         src, src_port = np.concatenate([src, c_src]), np.concatenate([src_port, minus])
         dst, dst_port = np.concatenate([dst, c_dst]), np.concatenate([dst_port, minus])
-    return _Edges(src, src_port, dst, dst_port, node_group[src], node_group[dst])
+    arrays = [src, src_port, dst, dst_port, node_group[src], node_group[dst]]
+    if len(index_of) < 2**31 - 1:  # half the memory (an edge array per hierarchy kept) and faster array work
+        arrays = [a.astype(np.int32) for a in arrays]
+    return _Edges(*arrays)
 
 
 # ====================================================================================== derivation
