@@ -2,7 +2,10 @@
 
 ``gebench compile MODEL [--passes P[:P...]] [--custom-ops FILE] [--dump-dir DIR] [--report FILE]`` runs the
 custom-pass stages like GE's compiler, prints a per-pass summary and exits non-zero where GE would fail the
-compile. Other parts add subcommands with :func:`register_command` (``atc``, ``lab``, ``demo`` ...).
+compile. The built-in commands (``compile``, ``atc``, ``lab``, ``sweep``, ``compare`` ...) are listed in
+:mod:`gebench.cli._commands`, and each one's module is imported only when the command is chosen or its ``--help``
+is asked for, so ``gebench --version`` and ``gebench --help`` import none of them; plugins add commands with
+:func:`register_command` (from the ``gebench.commands`` entry points).
 """
 
 from __future__ import annotations
@@ -18,6 +21,7 @@ from collections.abc import Callable, Sequence
 from typing import Any, TextIO
 
 from gebench._atomic import write_text_atomically
+from gebench.cli._commands import BUILTIN_COMMANDS
 from gebench.progress import ProgressCallback, step, terminal_progress
 
 __all__ = ["main", "register_command", "build_parser", "format_summary"]
@@ -36,40 +40,43 @@ EXIT_INTERRUPTED = 130
 Setup = Callable[[argparse.ArgumentParser], Any]
 _COMMANDS: dict[str, tuple[Setup, str, str]] = {}
 
-#: Examples shown by ``gebench COMMAND --help`` for commands registered without an ``epilog`` of their own.
-_EXAMPLES: dict[str, str] = {
-    "compile": """examples:
-  gebench compile assets/small_transformer.onnx --passes passes
-  gebench compile model.onnx --passes passes --dump-dir dumps --report report.json --verify
-  ASCEND_GE_PY_PASS_PATH=passes gebench compile ge_proto_00000000_graph_0_PreRunBegin.txt --stage BeforeInferShape""",
-    "lab": """examples:
-  gebench lab                                   # the quickstart notebook, in a browser when there is one
-  gebench lab notebooks/02_debug_a_pattern.ipynb --no-browser --port 8890""",
-    "sweep": """examples:
-  gebench sweep models/ --passes passes --out sweep_out
-  gebench sweep models/ --passes passes --verify --baseline old_sweep""",
-    "sweep-diff": """examples:
-  gebench sweep-diff old_sweep new_sweep""",
-}
 
-#: Modules imported (if present) before parsing so they can register their subcommands.
-_EXTENSION_MODULES = ("gebench.io", "gebench.exec", "gebench.cli.atc", "gebench.viz", "gebench.backends",
-                      "gebench.lab", "gebench.demo", "gebench.atc", "gebench.cli.sweep", "gebench.cli.compare")
+class _LazySetup:
+    """A command's setup named ``"module:function"``, imported when it is called (the command is chosen or its
+    ``--help`` is shown), so that listing the commands imports none of them."""
+
+    def __init__(self, spec: str) -> None:
+        module, sep, function = spec.partition(":")
+        if not (module and sep and function):
+            raise ValueError(f"a command's setup is a callable or 'module:function', not {spec!r}")
+        self.spec = spec
+
+    def __call__(self, parser: argparse.ArgumentParser) -> Any:
+        module, _, function = self.spec.partition(":")
+        return getattr(importlib.import_module(module), function)(parser)
+
+    def __repr__(self) -> str:
+        return f"_LazySetup({self.spec!r})"
 
 
-def register_command(name: str, setup: Setup, help: str = "", *, epilog: str = "") -> None:  # noqa: A002
+def register_command(name: str, setup: Setup | str, help: str = "", *, epilog: str = "") -> None:  # noqa: A002
     """Add subcommand ``name``. ``setup(parser)`` adds its arguments and either returns the handler
-    ``handler(args) -> int`` or calls ``parser.set_defaults(handler=...)``. ``epilog`` (examples) is shown at the
+    ``handler(args) -> int`` or calls ``parser.set_defaults(handler=...)``; given as ``"module:function"`` it is
+    imported only when the command is chosen or its ``--help`` is asked for. ``epilog`` (examples) is shown at the
     end of ``gebench NAME --help``, as written. Re-registering replaces."""
-    _COMMANDS[name] = (setup, help, epilog)
+    _COMMANDS[name] = (_LazySetup(setup) if isinstance(setup, str) else setup, help, epilog)
+
+
+def _register_builtins(*names: str) -> None:
+    """(Re-)register the built-in commands ``names`` (all of them by default) from :mod:`gebench.cli._commands`."""
+    for command in BUILTIN_COMMANDS:
+        if not names or command.name in names:
+            register_command(command.name, command.setup, command.help, epilog=command.epilog)
 
 
 def _load_extensions() -> None:
-    for module in _EXTENSION_MODULES:
-        try:
-            importlib.import_module(module)
-        except ImportError as exc:
-            _log.debug("no CLI extension from %s: %s", module, exc)
+    """Load the command plugins of the ``gebench.commands`` entry points (the built-in commands are registered
+    when :mod:`gebench.cli` is imported, and import their modules only when used)."""
     try:
         from importlib.metadata import entry_points
 
@@ -85,7 +92,45 @@ def _load_extensions() -> None:
 _DEBUG_HELP = "show the Python traceback of an error (errors are one or two lines without it)"
 
 
-def build_parser() -> argparse.ArgumentParser:
+class _CommandParser(argparse.ArgumentParser):
+    """A subcommand's parser whose arguments are set up on first use: when it parses the command line or shows its
+    help or usage. ``gebench --help`` and ``gebench --version`` thus import no command's module."""
+
+    def __init__(self, *args: Any, setup: Setup | None = None, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self._pending_setup = setup
+
+    def set_up(self) -> None:
+        """Run the command's setup (once): its arguments, its handler, and ``--debug``."""
+        setup, self._pending_setup = self._pending_setup, None
+        if setup is None:
+            return
+        try:
+            handler = setup(self)
+        except ImportError as exc:  # a command whose module (or a library its setup needs) is not installed
+            _log.debug("cannot set up %s", self.prog, exc_info=True)
+            self.exit(EXIT_USAGE, f"{self.prog}: this command is not available: {exc}\n")
+        if callable(handler):
+            self.set_defaults(handler=handler)
+        if "--debug" not in self._option_string_actions:  # `gebench COMMAND --debug` works as well
+            self.add_argument("--debug", action="store_true", default=argparse.SUPPRESS, help=_DEBUG_HELP)
+
+    def parse_known_args(self, args: Any = None, namespace: Any = None) -> Any:
+        self.set_up()
+        return super().parse_known_args(args, namespace)
+
+    def format_usage(self) -> str:
+        self.set_up()
+        return super().format_usage()
+
+    def format_help(self) -> str:
+        self.set_up()
+        return super().format_help()
+
+
+def build_parser(*, lazy: bool = False) -> argparse.ArgumentParser:
+    """The ``gebench`` parser with every registered command. With ``lazy``, a command's setup (and the import of its
+    module) waits until the command is chosen or its help is shown."""
     parser = argparse.ArgumentParser(
         prog="gebench", description="A workbench for Ascend GE graph fusion passes.",
         epilog="examples:\n  gebench compile assets/small_transformer.onnx --passes passes\n  gebench lab\n\n"
@@ -94,15 +139,12 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("-v", "--verbose", action="count", default=0, help="log more (repeat for debug)")
     parser.add_argument("--debug", action="store_true", help=_DEBUG_HELP)
     parser.add_argument("--version", action="version", version=f"gebench {_version()}")
-    sub = parser.add_subparsers(dest="command", metavar="COMMAND")
+    sub = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=_CommandParser)
     for name, (setup, help_text, epilog) in sorted(_COMMANDS.items()):
-        p = sub.add_parser(name, help=help_text, description=help_text, epilog=epilog or _EXAMPLES.get(name),
+        p = sub.add_parser(name, help=help_text, description=help_text, epilog=epilog or None, setup=setup,
                            formatter_class=argparse.RawDescriptionHelpFormatter)
-        handler = setup(p)
-        if callable(handler):
-            p.set_defaults(handler=handler)
-        if "--debug" not in p._option_string_actions:  # `gebench COMMAND --debug` works as well
-            p.add_argument("--debug", action="store_true", default=argparse.SUPPRESS, help=_DEBUG_HELP)
+        if not lazy:
+            p.set_up()
     return parser
 
 
@@ -406,7 +448,7 @@ def _run_backend(args: argparse.Namespace, run: Any, out: TextIO) -> int:
     return 0
 
 
-register_command("compile", _setup_compile, "run custom passes through GE's stages and report what they did")
+_register_builtins()
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -417,7 +459,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     is at fault; ``--debug`` adds the Python traceback.
     """
     _load_extensions()
-    parser = build_parser()
+    parser = build_parser(lazy=True)
     args = parser.parse_args(argv)
     if args.verbose:
         logging.basicConfig(level=logging.DEBUG if args.verbose > 1 else logging.INFO)

@@ -28,7 +28,8 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any, TextIO
 
-from gebench.exec.backends import FRAMEWORKS, cann_missing_message, find_atc, run_atc
+from gebench.cli._commands import ATC_EXAMPLES as _ATC_EXAMPLES
+from gebench.cli._commands import ATC_HELP as _ATC_HELP
 from gebench.fusion.stages import in_dump_order
 from gebench.progress import ProgressCallback, step, terminal_progress
 
@@ -82,6 +83,8 @@ def _atc_argv(args: argparse.Namespace) -> list[str]:
 def run_atc_command(args: argparse.Namespace, *, out: TextIO | None = None, err: TextIO | None = None,
                     env: Mapping[str, str] | None = None) -> int:
     """Run ``gebench atc`` for parsed ``args``; returns the exit code (0 success, 1 failed compile, 2 usage)."""
+    from gebench.exec.backends import cann_missing_message, find_atc, run_atc
+
     out = out or sys.stdout
     err = err or sys.stderr
     env = os.environ if env is None else env
@@ -114,6 +117,7 @@ def _emulate(args: argparse.Namespace, *, out: TextIO, err: TextIO, env: Mapping
              progress: ProgressCallback | None = None) -> int:
     from gebench import api
     from gebench.cli import format_summary
+    from gebench.exec.backends import FRAMEWORKS
     from gebench.io import load_air, load_onnx
 
     mode = args.atc_mode or "0"
@@ -317,21 +321,9 @@ def _setup_pyatc(parser: argparse.ArgumentParser) -> Any:
     return run
 
 
-_ATC_HELP = ("CANN atc's command line: real atc when installed, else gebench's passes, GE dumps and an AIR file")
-_ATC_EXAMPLES = """examples:
-  ASCEND_GE_PY_PASS_PATH=passes gebench atc --model=assets/small_cnn.onnx --framework=5 \\
-      --soc_version=Ascend910B1 --output=out/small_cnn
-  DUMP_GE_GRAPH=1 DUMP_GRAPH_PATH=dumps gebench atc --model=out/small_cnn.air --framework=1 \\
-      --soc_version=Ascend910B1 --output=out/again --gebench_backend=reference"""
-
-
 def register() -> None:
-    """Add ``atc`` to the ``gebench`` command line (:func:`gebench.cli.register_command`)."""
-    from gebench.cli import register_command
+    """Add ``atc`` and ``pyatc`` to the ``gebench`` command line (:mod:`gebench.cli` registers them when imported;
+    this puts them back after a plugin replaced them)."""
+    from gebench.cli import _register_builtins
 
-    register_command("atc", setup_atc, _ATC_HELP, epilog=_ATC_EXAMPLES)
-    register_command("pyatc", _setup_pyatc, "ge.pyatc from the shell: CANN's ge.pyatc when installed, else the same "
-                                            "as gebench atc", epilog=_ATC_EXAMPLES.replace("gebench atc", "gebench pyatc"))
-
-
-register()
+    _register_builtins("atc", "pyatc")

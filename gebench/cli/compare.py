@@ -25,14 +25,6 @@ EXIT_SAME = 0
 EXIT_DIFFERENT = 1
 EXIT_USAGE = 2
 
-_EPILOG = """examples:
-  gebench compare --fusion-result fusion_result.json model.onnx --passes passes/
-  gebench compare --fusion-result fusion_result.json model.onnx --passes passes/ \\
-      --dump ge_proto_00000001_graph_0_RunCustomPassBeforeInfershape.txt
-
-exit codes: 0 no difference, 1 a count or site differs, 2 a bad input"""
-
-
 def setup_compare(parser: argparse.ArgumentParser) -> Callable[[argparse.Namespace], int]:
     """Add ``gebench compare``'s arguments; returns the handler."""
     parser.add_argument("model", help="the model compiled on the machine (ONNX, AIR, a GE dump or IR text)")
@@ -91,11 +83,8 @@ def run_compare_command(args: argparse.Namespace, *, out: TextIO | None = None, 
 
 
 def register() -> None:
-    """Add ``compare`` to the ``gebench`` command line."""
-    from gebench.cli import register_command
+    """Add ``compare`` to the ``gebench`` command line (:mod:`gebench.cli` registers it when imported; this puts it
+    back after a plugin replaced it)."""
+    from gebench.cli import _register_builtins
 
-    register_command("compare", setup_compare, "compare a real machine's fusion_result.json (and a GE dump) with "
-                                               "gebench's prediction for the same model and passes", epilog=_EPILOG)
-
-
-register()
+    _register_builtins("compare")

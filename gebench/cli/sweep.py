@@ -27,7 +27,7 @@ from gebench.cli import (
     EXIT_INTERRUPTED,
     EXIT_USAGE,
     EXIT_VERIFY_MISMATCH,
-    register_command,
+    _register_builtins,
 )
 
 __all__ = ["EXIT_REGRESSION"]
@@ -194,9 +194,6 @@ def _run_diff(args: argparse.Namespace, out: TextIO | None = None) -> int:
 
 
 def register() -> None:
-    """Add ``sweep`` and ``sweep-diff`` to the ``gebench`` command line."""
-    register_command("sweep", _setup_sweep, "run pass sets over a model corpus on Dask (local cluster by default)")
-    register_command("sweep-diff", _setup_diff, "compare two sweep folders; exit 1 on a regression")
-
-
-register()
+    """Add ``sweep`` and ``sweep-diff`` to the ``gebench`` command line (:mod:`gebench.cli` registers them when
+    imported; this puts them back after a plugin replaced them)."""
+    _register_builtins("sweep", "sweep-diff")

@@ -45,17 +45,3 @@ def __getattr__(name: str):
         return Workbench
     raise AttributeError(f"module 'gebench.viz' has no attribute {name!r}")
 
-
-def _register_cli() -> None:
-    """Add ``gebench lab`` to the command line (registration only; nothing starts here)."""
-    try:
-        from gebench.cli import register_command
-    except ImportError:
-        return
-    from ._lab import add_lab_command
-
-    register_command("lab", add_lab_command,
-                     help="open the workbench in JupyterLab on 127.0.0.1 with token authentication")
-
-
-_register_cli()

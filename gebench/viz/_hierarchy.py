@@ -614,7 +614,10 @@ def _edge_arrays(
         minus = np.full(len(control), -1, dtype=np.int64)
         src, src_port = np.concatenate([src, c_src]), np.concatenate([src_port, minus])
         dst, dst_port = np.concatenate([dst, c_dst]), np.concatenate([dst_port, minus])
-    return _Edges(src, src_port, dst, dst_port, node_group[src], node_group[dst])
+    arrays = [src, src_port, dst, dst_port, node_group[src], node_group[dst]]
+    if len(index_of) < 2**31 - 1:  # half the memory (an edge array per hierarchy kept) and faster array work
+        arrays = [a.astype(np.int32) for a in arrays]
+    return _Edges(*arrays)
 
 
 # ====================================================================================== derivation
@@ -626,13 +629,15 @@ def _scope_path(name: str) -> tuple[str, ...] | None:
     return tuple(parts[:-1]) if len(parts) > 1 else None
 
 
-def _stem_paths(names: list[str]) -> list[tuple[str, ...] | None]:
+def _stem_paths(names: list[str], joined: str | None = None) -> list[tuple[str, ...] | None]:
     """Per name: ``(stem, next token)`` (the first token of letters then digits, and the token after it when
     another follows), ``(stem,)``, or None without a stem. Equal paths are one tuple object. O(names), in one
-    regex call over the names joined by newlines (one call per name when a name holds a newline)."""
+    regex call over the names joined by newlines (``joined``, when the caller has it; one call per name when a
+    name holds a newline)."""
     if not names:
         return []
-    joined = "\n".join(names)
+    if joined is None:
+        joined = "\n".join(names)
     if joined.count("\n") == len(names) - 1:
         keys: list[tuple[str, str]] = _STEM_LINES.findall(joined)
     else:
@@ -652,6 +657,7 @@ def _paths(
     rule: str,
     cache: dict[str, dict[str, tuple[str, ...] | None]] | None,
     work: dict[str, int],
+    joined: str | None = None,
 ) -> list[tuple[str, ...] | None]:
     """``rule`` (``"scope"`` or ``"stem"``) on each name, through ``cache`` (``rule -> name -> path``) when given:
     only names not in it are parsed. O(names) dict reads plus the parsing of the new names.
@@ -659,13 +665,16 @@ def _paths(
     The first graph's names and paths are only noted in the cache (under ``"<rule> pending"``), and become
     entries when a second graph reads the cache: opening pays no dict of every name it may never need again."""
     parse = _stem_paths if rule == "stem" else (lambda ns: list(map(_scope_path, ns)))
+    parse_all = (
+        (lambda ns: _stem_paths(ns, joined)) if rule == "stem" else parse
+    )  # ``joined``: all of ``names``
     if cache is None:
         work["names_parsed"] = work.get("names_parsed", 0) + len(names)
-        return parse(names)
+        return parse_all(names)
     known = cache.setdefault(rule, {})
     pending: list = cache.setdefault(f"{rule} pending", [])  # type: ignore[arg-type]
     if not known and not pending:
-        out = parse(names)
+        out = parse_all(names)
         work["names_parsed"] = work.get("names_parsed", 0) + len(names)
         pending.append((names, out))
         return out
@@ -734,13 +743,18 @@ def _derive(
     prov_at = np.flatnonzero(made).tolist()
     mode = "chunks"
     paths: list[tuple[str, ...] | None] = [()] * m
-    if m and sum(map(operator.contains, op_names, repeat("/"))) >= SCOPE_SHARE * m:
+    joined = "\n".join(op_names)  # every name read once here; the slashes bound the names with one
+    if (
+        m
+        and joined.count("/") >= SCOPE_SHARE * m
+        and sum(map(operator.contains, op_names, repeat("/"))) >= SCOPE_SHARE * m
+    ):
         mode = "scope"
         paths = _paths(op_names, "scope", cache, work)
         for k in prov_at:
             paths[k] = None
     elif m:
-        stems = _paths(op_names, "stem", cache, work)
+        stems = _paths(op_names, "stem", cache, work, joined)
         keyed = list(map(_first, filter(None, stems)))
         if len(keyed) >= STEM_SHARE * m and _contiguous(keyed):
             mode = "stem"
