@@ -13,7 +13,7 @@ from gebench.fusion.snapshots import SnapshotMap
 from gebench.ir import Graph, GraphError, GraphJournal, TensorDesc, first_difference
 from ir_mutations import STRUCTURAL, mutate
 
-OPS = st.sampled_from([*STRUCTURAL, "set_attr", "set_desc", "add_anchor", "journal", "subgraph"])
+OPS = st.sampled_from([*STRUCTURAL, "set_attr", "set_desc", "set_desc_only", "add_anchor", "journal", "subgraph"])
 
 
 def _random_graph(n: int) -> Graph:
@@ -28,7 +28,8 @@ def _random_graph(n: int) -> Graph:
 
 
 def _mutate(g: Graph, op: str, a: int, b: int, port: int) -> None:
-    """A structural mutation (``ir_mutations.mutate``) or an in-place change announced with ``touch``."""
+    """A structural mutation (``ir_mutations.mutate``) or an in-place change announced with ``touch`` (or, for a
+    change of descs only, ``touch_descs``)."""
     nodes = g.nodes()
     if op in STRUCTURAL or not nodes:
         mutate(g, op if nodes else "add_node", a, b, port)
@@ -42,6 +43,12 @@ def _mutate(g: Graph, op: str, a: int, b: int, port: int) -> None:
             g.touch(node)
             node.outputs[0].shape = (b % 7, port)
             node.outputs[0].attrs["x"] = b
+    elif op == "set_desc_only":  # what shape inference does: descs changed in place, announced as such
+        node = nodes[a % len(nodes)]
+        if node.outputs:
+            g.touch_descs(node)
+            node.outputs[0].shape = (port, b % 5)
+            node.outputs[0].attrs["y"] = a
     elif op == "add_anchor":
         g.add_input_anchor(nodes[a % len(nodes)], TensorDesc.of(ir.DataType.DT_INT32, [port]))
     elif op == "subgraph":
@@ -236,3 +243,22 @@ def test_copy_on_write_copies_stay_apart_under_random_changes_on_both_sides(size
     for g in graphs:
         g.verify()
         assert first_difference(g, twins[id(g)]) is None
+
+
+def test_a_journal_copy_of_descs_shares_attrs_until_the_next_touch():
+    """``touch_descs`` keeps a copy of the node's descs for the journal and lends it the node's attrs dict; the
+    node's next ``touch`` gives the node a private dict, so an attr changed after it stays out of the journal."""
+    g = _random_graph(3)
+    node = g.node_by_name("n1")
+    journal = g.journal()
+    g.touch_descs(node)
+    node.outputs[0].shape = (5,)
+    kept = journal.nodes[node.id]
+    assert kept.attrs is node.attrs, "only the descs were copied"
+    assert kept.outputs[0] is not node.outputs[0] and kept.outputs[0].shape == ()
+    g.touch(node)
+    assert node.attrs is not kept.attrs
+    node.attrs["k"] = 99
+    built = journal.materialize().node_by_name("n1")
+    assert built.attrs["k"] == 1 and built.outputs[0].shape == ()
+    assert node.attrs["k"] == 99 and node.outputs[0].shape == (5,)

@@ -334,7 +334,7 @@ class InferContext:
                 raise self.fail(f"output {i} does not exist (node has {len(self.node.outputs)} outputs)")
             d = self.node.outputs[i]
             if d.dtype != new_dtype or d.shape != new_shape or d.origin_shape != new_shape:
-                self.graph.touch(self.node)  # only a real change touches; the desc is read again after it
+                self.graph.touch_descs(self.node)  # only a real change touches; the desc is read again after it
                 d = self.node.outputs[i]
                 d.dtype = new_dtype
                 d.shape = new_shape
@@ -361,7 +361,7 @@ def _sync_inputs(graph: Graph, node: Node) -> None:
         if (d.dtype != out.dtype or d.shape != out.shape or d.origin_shape != out.origin_shape
                 or d.origin_dtype != out.origin_dtype
                 or (unset and (d.format != out.format or d.origin_format != out.origin_format))):
-            graph.touch(node)  # only a real change touches; the desc is read again after it
+            graph.touch_descs(node)  # only a real change touches; the desc is read again after it
             d = node.inputs[port]
             d.dtype, d.shape = out.dtype, out.shape
             d.origin_shape, d.origin_dtype = out.origin_shape, out.origin_dtype
@@ -546,7 +546,7 @@ def _const(ctx: InferContext) -> None:
     ctx.set_output(0, val.dtype, val.shape)
     if val.format != Format.FORMAT_ND:
         # a tensor that states its layout gives it to the output; an ND tensor keeps the desc's format
-        ctx.graph.touch(ctx.node)
+        ctx.graph.touch_descs(ctx.node)
         out = ctx.node.outputs[0]
         out.format = val.format
         out.origin_format = val.origin_format if val.origin_format is not None else val.format
