@@ -271,20 +271,20 @@ class InferContext:
         i = self._index(which)
         if i is None:
             return None
-        prod = self.graph.producer(self.node, i)
+        prod = self.graph.input_sources(self.node)[i]
         if prod is None:
             return None
-        src, port = prod
-        if src.op_type in ("Const", "Constant"):
+        src = self.graph.node(prod[0])
+        if src._op_type in _CONST_TYPES:
             val = src.attrs.get("value")
             if isinstance(val, TensorValue):
                 return val.array
-        return self.values.get((src.id, port))
+        return self.values.get(prod)
 
     def small_value(self, which: str | int) -> np.ndarray | None:
         """Like :meth:`value` but None for tensors too big to fold (more than ``MAX_FOLDED_ELEMENTS``)."""
         v = self.value(which)
-        if v is None or np.asarray(v).size > MAX_FOLDED_ELEMENTS:
+        if v is None or (v.size if type(v) is np.ndarray else np.asarray(v).size) > MAX_FOLDED_ELEMENTS:
             return None
         return v
 
@@ -351,11 +351,13 @@ def _sync_inputs(graph: Graph, node: Node) -> None:
     """Copy dtype and shape of each producer's output desc onto the connected input desc, as GE does before
     inferring a node. A format the input desc states (an importer may set NCHW) is kept; an unset one (ND or
     RESERVED) takes the producer's."""
-    for port, prod in enumerate(graph.producers(node)):
+    node_of = graph.node
+    port = -1
+    for prod in graph.input_sources(node):
+        port += 1
         if prod is None:
             continue
-        src, sp = prod
-        out = src.outputs[sp]
+        out = node_of(prod[0]).outputs[prod[1]]
         d = node.inputs[port]
         unset = d.format in _UNSET_FORMATS
         if (d.dtype != out.dtype or d.shape != out.shape or d.origin_shape != out.origin_shape
@@ -370,6 +372,7 @@ def _sync_inputs(graph: Graph, node: Node) -> None:
 
 
 _UNSET_FORMATS = frozenset({Format.FORMAT_ND, Format.FORMAT_RESERVED})
+_CONST_TYPES = frozenset({"Const", "Constant"})
 
 
 def infer_node(graph: Graph, node: Node, *, values: dict[tuple[int, int], np.ndarray] | None = None,
