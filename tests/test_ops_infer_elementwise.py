@@ -98,14 +98,15 @@ def test_integer_arithmetic_on_known_values_is_folded_for_reshape():
 
 
 def test_two_shape_broadcast_shortcut_agrees_with_the_per_dim_rule():
-    """Tuples take a shortcut for equal shapes and a scalar beside a shape; lists take the per-dim rule. Every
-    pair of shapes up to rank 2 over known, 1, 0, unknown (-1) and unknown-rank (-2) dims gets the same answer."""
+    """Tuples take a shortcut when one shape ends with the other (equal shapes, a scalar, a bias); lists take the
+    per-dim rule. Every pair of shapes up to rank 3 over known, 1, 0, unknown (-1) and unknown-rank (-2) dims gets
+    the same answer."""
     import itertools
 
     from gebench.ops._infer import broadcast_shapes
 
     dims = [-2, -1, 0, 1, 2, 3]
-    shapes = [s for rank in range(3) for s in itertools.product(dims, repeat=rank)]
+    shapes = [s for rank in range(4) for s in itertools.product(dims, repeat=rank)]
     checked = 0
     for a in shapes:
         for b in shapes:
@@ -119,4 +120,4 @@ def test_two_shape_broadcast_shortcut_agrees_with_the_per_dim_rule():
                 got = ValueError
             assert got == expected, (a, b)
             checked += 1
-    assert checked == len(shapes) ** 2 == 43 ** 2
+    assert checked == len(shapes) ** 2 == (1 + 6 + 36 + 216) ** 2

@@ -141,13 +141,14 @@ def broadcast_shapes(*shapes: Sequence[int]) -> tuple[int, ...]:
     Raises:
         ValueError: two known dims differ and neither is 1.
     """
-    if len(shapes) == 2:  # the usual call: equal shapes, or a scalar beside a shape, broadcast to that shape
+    if len(shapes) == 2:  # the usual call: one shape ends with the other (equal shapes, a scalar, a bias)
         a, b = shapes
         if type(a) is tuple and type(b) is tuple:
-            if a == b or not b:
-                if not a or min(a) >= UNKNOWN_DIM:
+            la, lb = len(a), len(b)
+            if la >= lb:
+                if (not lb or a[la - lb:] == b) and (not la or min(a) >= UNKNOWN_DIM):
                     return a
-            elif not a and min(b) >= UNKNOWN_DIM:
+            elif (not la or b[lb - la:] == a) and min(b) >= UNKNOWN_DIM:
                 return b
     if any(is_unknown_rank(s) for s in shapes):
         return UNKNOWN_SHAPE
