@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import random
 import re
 from collections import Counter
 from dataclasses import dataclass, field
@@ -145,6 +146,32 @@ def test_names_without_structure_give_bounded_topological_chunks():
         pos = sorted(order[n] for n in grp.nodes)
         assert pos == list(range(pos[0], pos[0] + len(pos)))
     assert len(h.root.children) <= 20 and h.root.size == len(g)
+
+
+def _flat_names(g: ir.Graph) -> ir.Graph:
+    """``g`` with every node renamed ``<op type>_<k>`` (an export without scopes or layer names)."""
+    for k, node in enumerate(g.nodes()):
+        g.rename(node, f"{node.op_type}_{k}")
+    return g
+
+
+def test_names_without_structure_but_repeated_layers_give_one_group_per_layer():
+    g = _flat_names(transformer_like(3000))
+    h = derive_hierarchy(g, max_children=64)
+    assert h.mode == "block"
+    blocks = [grp for grp in h.groups if grp.kind == "block" and grp.label.startswith("block ")]
+    count = int(blocks[0].label.rsplit(" ", 1)[1])
+    assert len(blocks) == count >= 10
+    # every block holds the same op types (one layer each), and they follow each other in graph order
+    def kinds(grp: Any) -> list[str]:
+        return sorted(h.graph.node(nid).op_type for nid in h.members(grp.id))
+    assert all(kinds(b) == kinds(blocks[0]) for b in blocks)
+    firsts = [b.first for b in blocks]
+    assert firsts == sorted(firsts)
+    for const in g.nodes_of_type("Const"):  # a weight sits in its consumer's block
+        ((_, consumer, _), *_) = g.all_uses(const)
+        assert h.group_of[const.id] == h.group_of[consumer.id]
+    assert all(_items(h, grp.id) <= 64 for grp in h.groups) and h.root.size == len(g)
 
 
 def test_nodes_made_by_a_pass_go_under_their_pass_inside_their_layer():
@@ -361,6 +388,9 @@ def test_max_children_below_two_is_refused():
 def test_a_split_groups_consts_all_follow_their_consumer_into_its_range():
     names = [f"{op}_{i}" for i, op in enumerate(["MatMul", "Add", "Relu", "Conv2d"] * 100)]
     g = _chain(names, const_every=4)
+    rng = random.Random(5)  # op types in no repeating order, so that no blocks are found
+    for node in g.nodes_of_type("Relu"):
+        g.set_op_type(node, rng.choice(["Relu", "Tanh", "Sigmoid", "Exp"]))
     h = derive_hierarchy(g, max_children=5)
     assert h.mode == "chunks"
     consts = g.nodes_of_type("Const")

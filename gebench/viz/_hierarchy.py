@@ -13,7 +13,11 @@ How the groups are found, first rule that applies:
    first name token made of letters then digits (``l12``), and the token after it as a sub-group when the name has
    more tokens (``l12 > q``). Used only when most nodes have a stem and each stem's nodes are (nearly) contiguous
    in graph order, so that names like ``MatMul_12`` or ``Conv2d_5`` never merge unrelated nodes.
-3. **Topological chunks**: otherwise the nodes stay in one level, which the fan-out bound below splits into
+3. **Repeated blocks** (names with no structure, such as ``MatMul_812``): when the op types in graph order repeat
+   one run of ops (a stack of identical layers; :mod:`._blocks` finds the run from a marker op type and starts
+   each block where the fewest values are live), each repetition is a group ``block 7 of 48``, with groups for
+   what comes before the first block and after the last.
+4. **Topological chunks**: otherwise the nodes stay in one level, which the fan-out bound below splits into
    chunks of consecutive nodes (graph order).
 
 Then, for every rule: nodes without a path of their own (inputs, outputs, names without structure) take the path
@@ -53,6 +57,7 @@ import numpy as np
 
 from gebench import ir
 
+from ._blocks import MIN_BLOCKS, MIN_PERIOD, find_blocks
 from ._dot import CONST_OP_TYPES, GraphView, ViewEdge, ViewNode, node_element_id, tensor_label
 
 __all__ = ["Group", "Hierarchy", "derive_hierarchy", "group_element_id"]
@@ -97,7 +102,8 @@ class Group:
     Attributes:
         id: index in :attr:`Hierarchy.groups` (0 is the root).
         label: what the group box shows (a scope or stem name, ``first … last`` for a range).
-        kind: ``"root"``, ``"scope"``, ``"stem"``, ``"pass"`` (nodes a pass created) or ``"range"``.
+        kind: ``"root"``, ``"scope"``, ``"stem"``, ``"block"`` (a repeated block), ``"pass"`` (nodes a pass
+            created) or ``"range"``.
         parent: the parent group id (-1 for the root).
         children: child group ids in graph order.
         nodes: ids of the nodes directly in this group, in graph order (Consts included).
@@ -167,7 +173,7 @@ class Hierarchy:
         graph: the graph (read-only here).
         groups: every group; ``groups[0]`` is the root.
         group_of: node id -> id of the group that holds it directly.
-        mode: the rule that made the groups: ``"scope"``, ``"stem"`` or ``"chunks"``.
+        mode: the rule that made the groups: ``"scope"``, ``"stem"``, ``"block"`` or ``"chunks"``.
         work: what deriving and drawing cost, counted: ``nodes`` (read in bulk), ``names_parsed`` (names the
             scope or stem rule ran on; the others came from the cache), ``edges`` (in the edge arrays),
             ``levels_indexed`` (levels whose edges were sorted out, each once), ``python_edges`` (edges handled
@@ -764,6 +770,19 @@ def _derive(
                 q = paths[k]
                 if q is not None:
                     paths[k] = q[:1]
+    data: tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray] | None = None
+    if mode == "chunks" and m >= MIN_BLOCKS * MIN_PERIOD:
+        # no names to go by: repeated blocks (layers) found from the op types alone, if the graph has them
+        data = _data_edges(graph, ids)
+        op_at = np.full(n, -1, dtype=np.int64)  # graph-order index -> position among the non-Const nodes
+        op_at[op_arr] = np.arange(m)
+        e_src, e_dst = op_at[index_of[data[0]]], op_at[data[2]]
+        keep = (e_src >= 0) & (e_dst >= 0)
+        split = find_blocks(list(map(op_types.__getitem__, op_idx)), e_src[keep], e_dst[keep])
+        if split is not None:
+            mode = "block"
+            paths = split.paths()  # type: ignore[assignment]
+            work["blocks"] = split.count
     full: list[tuple[str, ...] | None] = paths if mode == "chunks" else list(paths)
     pending_front: list[int] = []
     if mode != "chunks":
@@ -813,7 +832,7 @@ def _derive(
     groups = [Group(0, graph.name or "model", "root", -1)]
     index: dict[tuple[str, ...], int] = {(): 0}
 
-    plain_kind = "stem" if mode == "stem" else "scope"
+    plain_kind = mode if mode in ("stem", "block") else "scope"
 
     def group_for(p: tuple[str, ...], first: int) -> None:
         parent = 0
@@ -846,7 +865,9 @@ def _derive(
     if m:
         table[op_arr] = list(map(index.__getitem__, full))
     # Consts: the group of their first consumer (edges come by consumer position), else the root
-    src, src_port, dst_index, dst_port = data = _data_edges(graph, ids)
+    if data is None:
+        data = _data_edges(graph, ids)
+    src, src_port, dst_index, dst_port = data
     src_index = index_of[src]
     if is_const.any():
         from_const = np.flatnonzero(is_const[src_index])
