@@ -158,7 +158,8 @@ GE_LOAD_IMPORTS = ("gebench", "gebench.api", "gebench.io", "gebench.ge.graph")
 GE_COMPILE_IMPORTS = ("gebench.fusion.runtime", "gebench.fusion.ledger", "gebench.fusion.reload", "gebench.ge.passes",
                       "gebench.ge.passes.base", "gebench.ge.es.all", "gebench.ops", "gebench.ops._infer_nn",
                       "gebench.ops._infer_elementwise", "gebench.ops._infer_index", "gebench.ops._infer_shape_ops",
-                      "gebench.fusion.timing")
+                      "gebench.fusion.timing", "gebench.ge.passes.registry", "gebench.ge.passes._bridge",
+                      "gebench.ge.passes._engine", "gebench.ge.passes._reflect")
 OX_IMPORTS = ("onnx_ir", "onnxscript.rewriter.pattern", "onnxscript.optimizer")
 
 #: instrumented parts: (module, qualified name, part). Part "copy|snapshots" is decided per call.
