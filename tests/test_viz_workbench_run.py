@@ -199,15 +199,6 @@ def test_rerun_starts_from_the_cached_snapshot_before_the_changed_stage(tmp_path
     assert wb.last_rerun["from_snapshot"] is None
 
 
-def test_the_workbench_knows_the_engine_stage_order():
-    from gebench.fusion import runtime
-    from gebench.viz import _workbench
-
-    assert _workbench._STAGE_ORDER == runtime.STAGE_ORDER
-    assert _workbench._DUMP_SUFFIXES == runtime.DUMP_SUFFIXES
-    assert _workbench._PRE_RUN_SUFFIX == runtime.PRE_RUN_SUFFIX
-
-
 RELU_OF_MUL = '''from ge.es.math import Mul
 from ge.es.nn import Relu
 from ge.passes import PassStage, PatternFusionPass, pattern, register_fusion_pass

@@ -28,6 +28,7 @@ import traitlets
 
 from gebench import ir
 from gebench._atomic import write_text_atomically
+from gebench.fusion.stages import DUMP_SUFFIXES, PRE_RUN_SUFFIX, STAGE_ORDER
 
 from ._debugging import DebuggingMixin, with_timings
 from ._diff import GraphDiff, diff_graphs
@@ -57,15 +58,6 @@ _QUICK_ACTIONS = frozenset({"select_pass", "select_candidate", "table", "step_ca
 #: rows of the candidate table sent with each new table (the front end asks for the others by page)
 FIRST_PAGE = 80
 
-#: GE's custom-pass stages in order, and the dump suffix written after each (the engine's constants)
-_STAGE_ORDER = ("BeforeInferShape", "AfterInferShape", "AfterBuiltinFusionPass", "AfterOriginGraphOptimize")
-_DUMP_SUFFIXES = {
-    "BeforeInferShape": "RunCustomPassBeforeInfershape",
-    "AfterInferShape": "RunCustomPass_AfterInferShape",
-    "AfterBuiltinFusionPass": "RunCustomPassAfterBuiltinFusionPass",
-    "AfterOriginGraphOptimize": "RunCustomPassAfterOriginGraphOptimize",
-}
-_PRE_RUN_SUFFIX = "PreRunBegin"
 
 
 def _merge_views(a: GraphView, b: GraphView) -> GraphView:
@@ -286,7 +278,7 @@ class Workbench(LevelsMixin, DebuggingMixin, anywidget.AnyWidget):
             run = self._compile_from_cache(changed, kwargs) if changed is not None else None
             if run is None:
                 run = gebench.compile(self._base_graph, passes=self._pass_set or passes, **kwargs)
-                self.last_rerun = {"from_snapshot": None, "stages": list(_STAGE_ORDER)}
+                self.last_rerun = {"from_snapshot": None, "stages": list(STAGE_ORDER)}
             self.timings["compile"] = time.perf_counter() - start
         self._set_run(run)
 
@@ -301,7 +293,7 @@ class Workbench(LevelsMixin, DebuggingMixin, anywidget.AnyWidget):
             stage = getattr(desc.stage, "value", desc.stage)
             stage_of[desc.pass_name] = str(stage)
         names = [*report.added, *report.changed, *report.removed]
-        found = [_STAGE_ORDER.index(stage_of[n]) for n in names if stage_of.get(n) in _STAGE_ORDER]
+        found = [STAGE_ORDER.index(stage_of[n]) for n in names if stage_of.get(n) in STAGE_ORDER]
         return min(found) if found else None
 
     def _compile_from_cache(self, report: Any, kwargs: dict[str, Any]) -> Any:
@@ -323,21 +315,21 @@ class Workbench(LevelsMixin, DebuggingMixin, anywidget.AnyWidget):
         if not first:  # None (nothing known changed) or 0 (the first stage: that is a full run)
             return None
         failed = getattr(old, "failed_stage", None)
-        if failed is not None and failed != "InferShape" and failed not in _STAGE_ORDER[first:]:
+        if failed is not None and failed != "InferShape" and failed not in STAGE_ORDER[first:]:
             return None
-        label = _DUMP_SUFFIXES[_STAGE_ORDER[first - 1]]
+        label = DUMP_SUFFIXES[STAGE_ORDER[first - 1]]
         cached = getattr(old, "ir_snapshots", {}).get(label)
         if cached is None:
             return None
-        stages = list(_STAGE_ORDER[first:])
+        stages = list(STAGE_ORDER[first:])
         new = gebench.compile(cached, passes=self._pass_set, stages=stages, **kwargs)
-        earlier = set(_STAGE_ORDER[:first])
+        earlier = set(STAGE_ORDER[:first])
         ledger = Ledger()
         ledger.extend(r for r in old.ledger if r.stage in earlier)
         ledger.extend(new.ledger)
-        keep = {_PRE_RUN_SUFFIX} | {_DUMP_SUFFIXES[s] for s in earlier}
+        keep = {PRE_RUN_SUFFIX} | {DUMP_SUFFIXES[s] for s in earlier}
         snaps = {k: g for k, g in old.ir_snapshots.items() if k in keep}
-        snaps.update((k, g) for k, g in new.ir_snapshots.items() if k != _PRE_RUN_SUFFIX)
+        snaps.update((k, g) for k, g in new.ir_snapshots.items() if k != PRE_RUN_SUFFIX)
         results = [r for r in old.pass_results if r.get("stage") in earlier] + list(new.pass_results)
         self.last_rerun = {"from_snapshot": label, "stages": stages}
         _log.debug("re-ran stages %s from the cached %s snapshot", stages, label)
@@ -1197,11 +1189,11 @@ class Workbench(LevelsMixin, DebuggingMixin, anywidget.AnyWidget):
         pass (or when the run has no such snapshots) the current snapshot and the next one."""
         labels = list(self._graphs)
         stage = self._pass_stage(self.selected_pass) if self.selected_pass else ""
-        if stage in _STAGE_ORDER:
-            k = _STAGE_ORDER.index(stage)
-            after = _DUMP_SUFFIXES[stage]
-            earlier = [_DUMP_SUFFIXES[s] for s in _STAGE_ORDER[:k] if _DUMP_SUFFIXES[s] in self._graphs]
-            before = earlier[-1] if earlier else (_PRE_RUN_SUFFIX if _PRE_RUN_SUFFIX in self._graphs else labels[0])
+        if stage in STAGE_ORDER:
+            k = STAGE_ORDER.index(stage)
+            after = DUMP_SUFFIXES[stage]
+            earlier = [DUMP_SUFFIXES[s] for s in STAGE_ORDER[:k] if DUMP_SUFFIXES[s] in self._graphs]
+            before = earlier[-1] if earlier else (PRE_RUN_SUFFIX if PRE_RUN_SUFFIX in self._graphs else labels[0])
             if after in self._graphs and before in self._graphs:
                 return before, after
         before = self.snapshot if self.snapshot in self._graphs else labels[0]

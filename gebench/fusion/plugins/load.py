@@ -16,6 +16,7 @@ files import (``ge``) resolvable; the core never imports the facade itself.
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import importlib
 import importlib.util
@@ -25,7 +26,7 @@ import os
 import sys
 import traceback
 import types
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from pathlib import Path
 
 from gebench.fusion import _guard
@@ -78,29 +79,36 @@ def _execute_file(item: LoadItem) -> types.ModuleType:
     module = importlib.util.module_from_spec(spec)
     previous = sys.modules.get(item.module_name)
     sys.modules[item.module_name] = module
-    added_path = False
-    if item.search_dir is not None and str(item.search_dir) not in sys.path:
-        sys.path.insert(0, str(item.search_dir))
-        added_path = True
     try:
-        # compile from source (not through the bytecode cache): a hot reload must see every save, even two
-        # saves within one second that keep the file size, which a .pyc check by mtime and size would miss
-        linecache.checkcache(str(item.path))
-        code = compile(item.path.read_bytes(), str(item.path), "exec", dont_inherit=True)
-        exec(code, module.__dict__)  # noqa: S102 - executing the pass file is the point
+        with _search_dir_on_path(item):
+            # compile from source (not through the bytecode cache): a hot reload must see every save, even two
+            # saves within one second that keep the file size, which a .pyc check by mtime and size would miss
+            linecache.checkcache(str(item.path))
+            code = compile(item.path.read_bytes(), str(item.path), "exec", dont_inherit=True)
+            exec(code, module.__dict__)  # noqa: S102 - executing the pass file is the point
     except BaseException:
         if previous is not None:
             sys.modules[item.module_name] = previous
         else:
             sys.modules.pop(item.module_name, None)
         raise
-    finally:
-        if added_path:
-            try:
-                sys.path.remove(str(item.search_dir))
-            except ValueError:
-                pass
     return module
+
+
+@contextlib.contextmanager
+def _search_dir_on_path(item: LoadItem) -> Iterator[None]:
+    """``item.search_dir`` at the front of ``sys.path`` while the block runs (unless it is there already)."""
+    if item.search_dir is None or str(item.search_dir) in sys.path:
+        yield
+        return
+    sys.path.insert(0, str(item.search_dir))
+    try:
+        yield
+    finally:
+        try:
+            sys.path.remove(str(item.search_dir))
+        except ValueError:
+            pass
 
 
 def _execute_package(item: LoadItem, *, fresh: bool) -> types.ModuleType:
@@ -112,25 +120,16 @@ def _execute_package(item: LoadItem, *, fresh: bool) -> types.ModuleType:
         for name in list(sys.modules):
             if name == item.module_name or name.startswith(item.module_name + "."):
                 saved[name] = sys.modules.pop(name)
-    added_path = False
-    if item.search_dir is not None and str(item.search_dir) not in sys.path:
-        sys.path.insert(0, str(item.search_dir))
-        added_path = True
     try:
-        importlib.invalidate_caches()
-        return importlib.import_module(item.module_name)
+        with _search_dir_on_path(item):
+            importlib.invalidate_caches()
+            return importlib.import_module(item.module_name)
     except BaseException:
         for name in list(sys.modules):
             if name == item.module_name or name.startswith(item.module_name + "."):
                 sys.modules.pop(name, None)
         sys.modules.update(saved)
         raise
-    finally:
-        if added_path:
-            try:
-                sys.path.remove(str(item.search_dir))
-            except ValueError:
-                pass
 
 
 def load_one(item: LoadItem, registry: PassRegistry) -> tuple[types.ModuleType, list[PassDescriptor]]:
