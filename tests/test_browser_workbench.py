@@ -350,8 +350,24 @@ def test_big_table_search_keys_and_expanding_a_focused_view(tmp_path: Path) -> N
             # the status line describes the drawing: the root level here (a candidate's focused view below)
             status = root.locator(".gb-status")
             assert status.inner_text().startswith("model: "), status.inner_text()
+            # passes sent ahead: once idle after a drawing, the page asks the kernel for the passes it does not
+            # hold, as a switch would show them on that drawing. Here a switch draws the snapshot the candidates
+            # were found in (not the final graph shown first): nothing is sent for the first drawing
+            ready = "el => el.dataset.prefetch === 'done' && el.dataset.prefetchFor === el.dataset.svgSerial"
+            page.wait_for_function(ready, arg=root.element_handle(), timeout=30_000)
+            assert int(root.get_attribute("data-prefetched") or 0) == 0
+            _click_pass(page, root, "Small")  # draws that snapshot (around Small's candidate)
+            page.wait_for_function(ready, arg=root.element_handle(), timeout=30_000)
+            assert int(root.get_attribute("data-prefetched")) >= 1  # Big, for this drawing
+            paints = int(root.get_attribute("data-cache-paints") or 0)
+            # the first switch to Big is painted from what was sent ahead, before the kernel answers
+            root.locator(".gb-pass[data-pass='Big']").click()
+            assert root.get_attribute("data-cache-paint") == "prefetch:Big"
+            assert int(root.get_attribute("data-cache-paints")) == paints + 1
+            assert "20000 shown" in root.locator(".gb-table-count").inner_text()
             # 20,000 candidates: only the rows in sight are in the page; scrolling asks for the others
-            _click_pass(page, root, "Big")
+            _settle(page, root)
+            assert root.get_attribute("data-hl-pass") == "Big"
             assert "20000 shown" in root.locator(".gb-table-count").inner_text()
             assert 5 < root.locator(".gb-cand").count() < 100
             root.locator(".gb-tviewport").evaluate("el => { el.scrollTop = el.scrollHeight; }")

@@ -276,3 +276,89 @@ def test_table_bench_runs_at_a_tiny_size():
     result = module.bench_kernel(300, 2000, 2)
     assert {"switch_ms", "click_ms", "filter_ms", "sort_ms", "page_ms"} <= set(result)
     assert result["highlighted"] > 0
+
+
+# ------------------------------------------------------------------------------------------ passes sent ahead
+def _prefetch_all(wb: Workbench, key: str = "", have: tuple[str, ...] = ()) -> tuple[str, list[dict[str, Any]]]:
+    """Ask for passes as the page does (one at a time, naming the passes it holds for the key of the last
+    answer) until the kernel says done: ``(key, the answers that carried a pass)``."""
+    held, got = list(have), []
+    for _ in range(50):
+        _msg(wb, action="prefetch", key=key, have=held, tag=7)
+        answer = wb.sent[-1]
+        assert answer["reply"] == "prefetch" and answer["tag"] == 7 and "seq" not in answer
+        if answer["key"] != key:
+            held = []  # what the page held was made for another drawing, rows or query
+        key = answer["key"]
+        if answer.get("done"):
+            return key, got
+        got.append(answer)
+        held.append(answer["pass"])
+    raise AssertionError("prefetch never said done")
+
+
+def test_passes_are_sent_ahead_one_per_request_smallest_first_as_a_switch_shows_them(wb):
+    seq = wb.seq
+    key, got = _prefetch_all(wb)
+    assert [a["pass"] for a in got] == ["FuseMatMulAdd", "AddZero"]  # 1 candidate, then 3
+    assert wb.prefetched == 2 and wb.seq == seq and wb.selected_pass == ""  # nothing selected, no seq touched
+    for answer in got:
+        wb.select_pass(answer["pass"])
+        table = {k: v for k, v in wb.table.items() if k not in ("version", "selected_pos")}
+        assert {k: v for k, v in answer["table"].items() if k not in ("version", "selected_pos")} == table
+        assert answer["colours"] == {el: " ".join(c for c in cls.split() if c.startswith("gb_st_"))
+                                     for el, cls in wb.highlight.items() if "gb_st_" in cls}
+    # the page holds them all: nothing more is sent for this drawing, rows and query
+    n = len(wb.sent)
+    assert _prefetch_all(wb, key, ("FuseMatMulAdd", "AddZero")) == (key, [])
+    assert len(wb.sent) == n + 1 and wb.prefetched == 2
+
+
+def test_passes_sent_ahead_are_void_after_a_new_run_a_new_query_or_a_new_drawing():
+    g = transformer_like(3000)
+    relus = [n for n in g.nodes() if n.op_type == "Relu"]
+    ledger = [{"pass_name": p, "stage": "BeforeInferShape", "status": "REPLACED", "pattern_name": "p",
+               "target_node_ids": [n.id], "target_node_names": [n.name]} for p, n in
+              [("P", n) for n in relus] + [("Q", n) for n in relus[:5]]]
+    wb = Workbench(StandInRun({"PreRunBegin": g}, g, ledger), threshold=1500, hops=1, max_focus_nodes=40)
+    wb.send = lambda content, buffers=None: sent.append(content)  # type: ignore[method-assign]
+    sent: list[dict[str, Any]] = []
+    wb.sent = sent  # type: ignore[attr-defined]
+    assert wb.snapshot == "final" and wb.view.level == 0
+    # a switch would draw PreRunBegin (where the candidates were found): nothing is sent for this drawing
+    assert _prefetch_all(wb)[1] == [] and wb.prefetched == 0
+    wb.show_snapshot("PreRunBegin")
+    assert wb.view.level == 0  # the root level of the hierarchy: every pass's nodes are in its boxes
+    key, got = _prefetch_all(wb)
+    assert [a["pass"] for a in got] == ["Q", "P"] and wb.prefetched == 2
+    root_colours = got[1]["colours"]
+    assert root_colours and all(el.startswith("g") for el in root_colours)  # group boxes of the root level
+
+    # another drawing (a group opened into its level): the page's passes are void, both are sent again
+    wb.open_group(next(iter(wb.view.groups)))
+    key2, again = _prefetch_all(wb, key, ("Q", "P"))
+    assert key2 != key and [a["pass"] for a in again] == ["Q", "P"] and wb.prefetched == 4
+    assert again[1]["colours"] != root_colours
+
+    # another query (a filter): sent again, in the new order
+    wb.set_table_query(sort="i", desc=True)
+    key3, again = _prefetch_all(wb, key2, ("Q", "P"))
+    assert key3 != key2 and len(again) == 2 and wb.prefetched == 6
+    assert again[0]["table"]["page"]["i"][0] > again[0]["table"]["page"]["i"][-1]
+
+    # a new run (Run / reload): sent again, for the new rows
+    wb._set_run(StandInRun({"PreRunBegin": g}, g, ledger[:3]))
+    wb.show_snapshot("PreRunBegin")
+    key4, again = _prefetch_all(wb, key3, ("Q", "P"))
+    assert key4 != key3 and [a["pass"] for a in again] == ["P"] and wb.prefetched == 7
+    assert again[0]["table"]["rows_gen"] == wb.table["rows_gen"] != got[0]["table"]["rows_gen"]
+
+
+def test_nothing_is_sent_ahead_for_a_switch_that_draws_something_else(wb):
+    wb.diff_mode = "pass:overlay"  # a diff follows the selected pass: a switch draws another diff
+    assert _prefetch_all(wb)[1] == []
+    wb.diff_mode = ""
+    wb.show_snapshot("RunCustomPassBeforeInfershape")  # both passes' candidates live in PreRunBegin
+    assert _prefetch_all(wb)[1] == []
+    wb.show_snapshot("PreRunBegin")
+    assert [a["pass"] for a in _prefetch_all(wb)[1]] == ["FuseMatMulAdd", "AddZero"]

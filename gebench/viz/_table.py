@@ -127,12 +127,12 @@ class CandidateTable:
         return self._by_pass.get(pass_name, np.empty(0, dtype=np.int64))
 
     def counts(self, pass_name: str) -> dict[str, int]:
-        """Rows of the pass per status name. O(m) numpy."""
+        """Rows of the pass per status name (in the order statuses first occur in the ledger). O(m) numpy."""
         idx = self.rows_of(pass_name)
         if not len(idx):
             return {}
-        codes, counts = np.unique(self._status[idx], return_counts=True)
-        return {self.status_names[c]: int(k) for c, k in zip(codes, counts)}
+        counts = np.bincount(self._status[idx], minlength=len(self.status_names))
+        return {self.status_names[c]: int(k) for c, k in enumerate(counts.tolist()) if k}
 
     def rows_with_status(self, pass_name: str, status: str) -> np.ndarray:
         """Row indices of ``pass_name`` whose status is ``status``, in ledger order. O(m) numpy, no Python loop."""

@@ -58,6 +58,12 @@ _QUICK_ACTIONS = frozenset({"select_pass", "select_candidate", "table", "step_ca
 #: rows of the candidate table sent with each new table (the front end asks for the others by page)
 FIRST_PAGE = 80
 
+#: at most this many passes (the fewest candidates first) have their first table page and their colouring of
+#: the current drawing sent to the page ahead of a click on them (``{"action": "prefetch"}``)
+PREFETCH_PASSES = 16
+
+#: table orders kept per (pass, query) for the current rows (a switch back costs no sort)
+_ORDER_CACHE = 32
 
 
 def _merge_views(a: GraphView, b: GraphView) -> GraphView:
@@ -210,6 +216,10 @@ class Workbench(LevelsMixin, DebuggingMixin, anywidget.AnyWidget):
         self._query = TableQuery()
         self._order = np.empty(0, dtype=np.int64)
         self._table_version = 0
+        self._rows_gen = 0
+        self._orders: dict[tuple[str, str, str, bool], np.ndarray] = {}
+        self._pf_ident: tuple[Any, Any, str] | None = None
+        self._pf_gen = 0
         self._hl_base: tuple[Any, Any, dict[str, dict[str, list[str]]]] | None = None
         self._details_for: tuple[str, int] | None = None
         self._diff_drawn = False
@@ -540,6 +550,8 @@ class Workbench(LevelsMixin, DebuggingMixin, anywidget.AnyWidget):
         """New ledger rows: rebuild the columnar table (O(rows)) and forget highlight caches."""
         self._rows = rows
         self._table = CandidateTable(rows)
+        self._rows_gen += 1
+        self._orders = {}
         self._hl_base = None
 
     @property
@@ -558,15 +570,34 @@ class Workbench(LevelsMixin, DebuggingMixin, anywidget.AnyWidget):
         drop the pages it holds and ignore late answers for older versions.
         """
         name = self.selected_pass
-        self._order = self._table.order(name, self._query) if name else np.empty(0, dtype=np.int64)
+        self._order = self._order_of(name)
         self._table_version += 1
         sel = self.selected_candidate
-        self.table = {
-            "pass": name, "version": self._table_version, "total": int(len(self._order)),
+        self.table = self._table_state(name, self._order, self._table_version,
+                                       self._table.position(self._order, sel) if sel >= 0 else -1)
+
+    def _order_of(self, name: str) -> np.ndarray:
+        """The rows of pass ``name`` under the current filter and sort; kept per (pass, query) until the rows
+        change (O(rows of the pass) numpy the first time, O(1) after)."""
+        if not name:
+            return np.empty(0, dtype=np.int64)
+        q = self._query
+        key = (name, ",".join(q.statuses), q.sort, q.desc)
+        order = self._orders.get(key)
+        if order is None:
+            if len(self._orders) >= _ORDER_CACHE:
+                self._orders.pop(next(iter(self._orders)))
+            order = self._orders[key] = self._table.order(name, q)
+        return order
+
+    def _table_state(self, name: str, order: np.ndarray, version: int | None, selected_pos: int) -> dict[str, Any]:
+        """The ``table`` trait's value for pass ``name`` shown in ``order``: counts, query and first page.
+        ``rows_gen`` names the ledger rows it was made from (it changes with each run and verify)."""
+        return {
+            "pass": name, "version": version, "total": int(len(order)),
             "all": int(len(self._table.rows_of(name))) if name else 0,
             "counts": self._table.counts(name) if name else {}, "query": self._query.to_json(),
-            "selected_pos": self._table.position(self._order, sel) if sel >= 0 else -1,
-            "page": self._table.page(self._order, 0, FIRST_PAGE),
+            "selected_pos": selected_pos, "page": self._table.page(order, 0, FIRST_PAGE), "rows_gen": self._rows_gen,
         }
 
     def table_page(self, offset: int, limit: int = FIRST_PAGE) -> dict[str, Any]:
@@ -662,19 +693,20 @@ class Workbench(LevelsMixin, DebuggingMixin, anywidget.AnyWidget):
         cached per pass (:meth:`CandidateTable.pass_status`)."""
         return self._table.pass_status(self.selected_pass) if self.selected_pass else {}
 
-    def _pass_elements(self) -> dict[str, list[str]]:
-        """``element id -> status classes`` of the selected pass on the current drawing, cached per pass for
-        the current drawing (switching back and forth between passes costs no recomputation). O(min(nodes
-        coloured by the pass, nodes of the drawing)) when not cached."""
+    def _pass_elements(self, name: str | None = None) -> dict[str, list[str]]:
+        """``element id -> status classes`` of pass ``name`` (default: the selected pass) on the current drawing,
+        cached per pass for the current drawing (switching back and forth between passes costs no
+        recomputation). O(min(nodes coloured by the pass, nodes of the drawing)) when not cached."""
+        name = self.selected_pass if name is None else name
         view = self._view
         cache = self._hl_base  # (drawing, table, {pass: elements}), compared by identity: a drawing is never mutated
         if cache is None or cache[0] is not view or cache[1] is not self._table:
             cache = self._hl_base = (view, self._table, {})
-        hit = cache[2].get(self.selected_pass)
+        hit = cache[2].get(name)
         if hit is not None:
             return hit
         element_of = view.element_of if view is not None else {}
-        status = self._pass_highlight()
+        status = self._table.pass_status(name) if name else {}
         out: dict[str, list[str]] = {}
         if len(status) <= len(element_of):
             pairs = ((element_of.get(nid), cls) for nid, cls in status.items())
@@ -685,8 +717,81 @@ class Workbench(LevelsMixin, DebuggingMixin, anywidget.AnyWidget):
                 classes = out.setdefault(el, [])
                 if cls not in classes:
                     classes.append(cls)
-        cache[2][self.selected_pass] = out
+        cache[2][name] = out
         return out
+
+    # ------------------------------------------------------------------------------------------ prefetch
+    def _prefetch_key(self) -> str:
+        """Names what a prefetched pass was made for: the drawing, the ledger rows and the table query. It
+        changes whenever one of them does (the drawing and rows compared by identity: neither is mutated)."""
+        query = json.dumps(self._query.to_json(), sort_keys=True)
+        ident = self._pf_ident
+        if ident is None or ident[0] is not self._view or ident[1] is not self._table or ident[2] != query:
+            self._pf_ident = (self._view, self._table, query)
+            self._pf_gen += 1
+        return f"{self._rows_gen}.{self._pf_gen}"
+
+    def _prefetch_plan(self) -> list[str]:
+        """The passes whose table and colours are sent ahead: those of the pass list, the fewest candidates
+        first (ties: pass-list order), at most :data:`PREFETCH_PASSES`."""
+        names = [p["name"] for s in self.stages for p in s["passes"]]
+        names.sort(key=lambda n: len(self._table.rows_of(n)))
+        return names[:PREFETCH_PASSES]
+
+    def _switch_keeps_drawing(self, name: str) -> bool:
+        """Whether selecting pass ``name`` now would keep the current drawing (so that its colours, computed
+        now, are what the switch shows). Builds no snapshot: a pass whose snapshot is not built yet is
+        answered False. O(snapshots * 256)."""
+        if self.diff_mode or self._step_on or self._view is None or self.snapshot not in self._graphs:
+            return False
+        ids = self._pass_seeds(name)
+        if not ids:
+            return True
+        wanted = set(ids)
+        graphs = self._graphs
+        best, best_count = self.snapshot, -1
+        for label in graphs:
+            if isinstance(graphs, LazyGraphs) and not graphs.is_built(label):
+                return False
+            graph = graphs[label]
+            count = sum(1 for i in wanted if graph.has_node_id(i))
+            if count > best_count:
+                best, best_count = label, count
+            if count == len(wanted):
+                break
+        if best != self.snapshot:
+            return False
+        if len(graphs[best]) > self.threshold:
+            shown = self._view.element_of
+            return any(i in shown for i in ids)
+        return True
+
+    def prefetch(self, have: Iterable[str] = (), key: str = "") -> dict[str, Any]:
+        """The next pass to send ahead of a click: ``{"key", "pass", "table", "colours"}`` (``colours``: element
+        id -> status classes of the pass on the current drawing), or ``{"key", "done": True}`` when every pass of
+        :meth:`_prefetch_plan` that a switch would show on this drawing is in ``have`` (the passes the page
+        holds for ``key``). A ``key`` other than the current one (the drawing, the rows or the query changed
+        since) voids ``have``: everything is sent again. Cost: one pass's first page and colouring
+        (O(rows of the pass) numpy the first time, cached after)."""
+        now = self._prefetch_key()
+        held = set(have) if key == now else set()
+        for name in self._prefetch_plan():
+            if name in held or not self._switch_keeps_drawing(name):
+                continue
+            order = self._order_of(name)
+            colours = {el: " ".join(cls) for el, cls in self._pass_elements(name).items()}
+            self.prefetched += 1
+            return {"key": now, "pass": name, "table": self._table_state(name, order, None, -1), "colours": colours}
+        return {"key": now, "done": True}
+
+    #: passes sent ahead so far (:meth:`prefetch`)
+    prefetched = 0
+
+    def _send_prefetch(self, content: dict) -> None:
+        """Answer the page's ``{"action": "prefetch", "key", "have", "tag"}`` with one pass (or ``done``); the
+        page echoes ``tag`` to tell whether its drawing changed meanwhile."""
+        have = [str(n) for n in content.get("have") or [] if isinstance(n, str)]
+        self.send({"reply": "prefetch", "tag": content.get("tag"), **self.prefetch(have, str(content.get("key", "")))})
 
     def _refresh_highlight(self, extra: dict[int, str] | None = None) -> None:
         """Recompute the ``element id -> classes`` map from the selections.
@@ -1506,6 +1611,7 @@ class Workbench(LevelsMixin, DebuggingMixin, anywidget.AnyWidget):
             "table": lambda: self.set_table_query(content.get("statuses") or (), str(content.get("sort", "i")),
                                                   bool(content.get("desc", False))),
             "rows": lambda: self._send_page(content),
+            "prefetch": lambda: self._send_prefetch(content),
             "step_candidate": lambda: self.step_candidate(int(content.get("delta", 1))),
             "next_rewrite": lambda: self.next_rewrite(int(content.get("delta", 1))),
             "back": self.back,

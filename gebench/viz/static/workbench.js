@@ -224,6 +224,7 @@ function render({ model, el: root }) {
     ahead.clear();
     previewSel = null; previewPos = null;
     flush();
+    askAgain();
   });
   let previewSel = null; // the candidate a click selected, until the kernel's answer is in
   let previewPos = null; // and its position in the table (j/k keys step from there)
@@ -432,22 +433,27 @@ function render({ model, el: root }) {
     return Number.isFinite(x) && Number.isFinite(y) ? [x, y] : null;
   };
   // status shown by a shape too (colour-blind users): a glyph at the top-left of each coloured box
+  // a node's glyph element is made once and then only changes its shape (inserting elements into a large
+  // drawing costs far more than changing an attribute): made for every box while the page is idle after a
+  // drawing is shown (makeGlyphs), so that the first colouring of a pass only sets attributes
+  const glyphOf = (g) => {
+    let t = g.gbGlyph;
+    if (t !== undefined) return t;
+    const xy = corner(g);
+    if (!xy) { g.gbGlyph = null; return null; }
+    t = document.createElementNS("http://www.w3.org/2000/svg", "path");
+    t.setAttribute("class", "gb-glyph");
+    g.appendChild(t);
+    g.gbGlyph = t;
+    t.gbAt = [xy[0] + 2, xy[1] + 2];
+    return t;
+  };
   const setGlyph = (g, cls) => {
     const m = cls ? /gb_st_(\w+)/.exec(cls) : null;
     const st = m && CSS_STATUS[m[1]];
-    // a node's glyph element is made once and then only changes its shape (inserting elements into a large
-    // drawing costs far more than changing an attribute)
-    let t = g.gbGlyph;
     if (!st) return; // the stylesheet hides the glyph of a box without a status class
-    if (!t) {
-      const xy = corner(g);
-      if (!xy) return;
-      t = document.createElementNS("http://www.w3.org/2000/svg", "path");
-      t.setAttribute("class", "gb-glyph");
-      g.appendChild(t);
-      g.gbGlyph = t;
-      t.gbAt = [xy[0] + 2, xy[1] + 2];
-    }
+    const t = glyphOf(g);
+    if (!t) return;
     if (t.dataset.status === st) return;
     t.setAttribute("d", glyphAt(st, t.gbAt[0], t.gbAt[1]));
     t.dataset.status = st;
@@ -572,6 +578,23 @@ function render({ model, el: root }) {
     pz.fit(false);
     if (linked()) spz.set(pz.st);
     updateMinimap();
+    makeGlyphs(my);
+    schedulePrefetch();
+  };
+  // the glyph elements of every box of drawing `serial`, a few hundred per idle period
+  const idle = (f) => { if (window.requestIdleCallback) window.requestIdleCallback(f, { timeout: 1000 }); else setTimeout(f, 30); };
+  const makeGlyphs = (serial) => {
+    const boxes = [...drawing.querySelectorAll("g.node")];
+    let k = 0;
+    const step = (deadline) => {
+      if (serial !== svgSerial) return; // a newer drawing replaced this one
+      const end = Math.min(boxes.length, k + 300);
+      for (; k < end; k++) glyphOf(boxes[k]);
+      if (k < boxes.length && !(deadline && deadline.timeRemaining && deadline.timeRemaining() > 5)) idle(step);
+      else if (k < boxes.length) step(deadline);
+      else root.dataset.glyphs = String(serial);
+    };
+    idle(step);
   };
   let sideSerial = 0;
   const loadSide = async () => {
@@ -887,6 +910,8 @@ function render({ model, el: root }) {
       drawRows();
     } else if (msg.reply === "names") {
       setNames(msg.pane, msg.names || {});
+    } else if (msg.reply === "prefetch") {
+      takePrefetch(msg);
     }
   });
 
@@ -971,12 +996,21 @@ function render({ model, el: root }) {
     const t = model.get("table") || {};
     if (!fresh() || !t.pass || t.pass !== model.get("selected_pass")) return;
     const colours = strip(model.get("highlight") || {}, (c) => !c.startsWith("gb_st_"));
-    passSeen.set(t.pass, { serial: svgSerial, query: JSON.stringify(t.query || {}), table: t, colours });
+    passSeen.set(t.pass, { serial: svgSerial, rows: t.rows_gen, query: JSON.stringify(t.query || {}), table: t, colours, from: "seen" });
+  };
+  // a pass the page holds is shown as it is for the drawing on screen, the ledger rows and the table's query
+  const usable = (seen) => {
+    const now = model.get("table") || {};
+    return !!seen && seen.serial === svgSerial && seen.rows === now.rows_gen && seen.query === JSON.stringify(now.query || {});
   };
   const previewPass = (name) => {
     const seen = passSeen.get(name);
     const now = model.get("table") || {};
-    if (!seen || seen.serial !== svgSerial || seen.query !== JSON.stringify(now.query || {}) || now.pass === name) return;
+    // a diff follows the selected pass and a rewrite step ends with a switch: the answer draws something else
+    if (!usable(seen) || now.pass === name || model.get("diff_mode") || (model.get("rewrite_step") || {}).k >= 0) return;
+    // what was painted from the page's cache (counted: the tests read these)
+    root.dataset.cachePaint = `${seen.from}:${name}`;
+    root.dataset.cachePaints = String(+(root.dataset.cachePaints || 0) + 1);
     renderTable(Object.assign({}, seen.table, { selected_pos: -1 }));
     if (model.get("selected_candidate") >= 0) {
       previewSel = -1;
@@ -989,6 +1023,80 @@ function render({ model, el: root }) {
     applyHighlight(hl);
     previewPassName = null;
     ahead.add(applyHighlight); ahead.add(renderDetails); ahead.add(renderTable); ahead.add(drawRows);
+  };
+
+  // Passes sent ahead: once a drawing is shown and the page is idle, it asks the kernel for the passes of the
+  // pass list it does not hold yet, one at a time ({"action": "prefetch"}: the kernel answers with one pass's
+  // first table page and its colouring of this drawing, the smallest passes first, at most 16, or "done").
+  // Never while a request of the user is outstanding, and never more than one asked at a time, so a click
+  // waits for at most one small answer. An answer is kept only when the drawing, the rows and the query are
+  // still the ones it was asked for; what it holds is drawn ahead of a click like a pass seen before, and
+  // replaced by the kernel's answer to the click.
+  let pfKey = ""; // the kernel's name for what the last answer was made for (drawing, rows, query)
+  let pfAsked = null; // what the outstanding question was asked for
+  let pfQueued = false;
+  let pfDone = ""; // the context the kernel said "done" for
+  let pfVersion = -2; // table versions of passes sent ahead (negative: never the kernel's)
+  const pfContext = () => {
+    const t = model.get("table") || {};
+    return `${svgSerial}|${t.rows_gen}|${JSON.stringify(t.query || {})}`;
+  };
+  // after an answer of the kernel: whether a switch keeps the drawing may have changed with it (the kernel
+  // answers "done" at once when the page holds everything)
+  const askAgain = () => { pfDone = ""; schedulePrefetch(); };
+  const schedulePrefetch = () => {
+    if (pfQueued || pfAsked || pfDone === pfContext() || !(model.get("stages") || []).length) return;
+    pfQueued = true;
+    idle(() => { pfQueued = false; prefetchNext(); });
+  };
+  const prefetchNext = () => {
+    if (pfAsked || pfDone === pfContext()) return;
+    // only when the page shows the kernel's latest answer (a change:seq or a drawing schedules it again)
+    if (!fresh() || dirty.size || root.dataset.svgSerial !== String(svgSerial)) return;
+    const have = [...passSeen].filter(([, s]) => usable(s)).map(([n]) => n);
+    pfAsked = { context: pfContext(), serial: svgSerial };
+    root.dataset.prefetch = "busy";
+    model.send({ action: "prefetch", key: pfKey, have, tag: svgSerial });
+  };
+  const takePrefetch = (msg) => {
+    const q = pfAsked;
+    pfAsked = null;
+    if (msg.key !== pfKey) { // the kernel's drawing, rows or query changed: what it sent before is void
+      for (const [n, s] of [...passSeen]) if (s.from === "prefetch") passSeen.delete(n);
+      pfKey = msg.key;
+      pfDone = "";
+    }
+    if (!q || q.context !== pfContext() || msg.tag !== svgSerial) { schedulePrefetch(); return; }
+    if (msg.done) {
+      pfDone = q.context;
+      root.dataset.prefetch = "done";
+      root.dataset.prefetchFor = String(q.serial); // the drawing the page holds every pass for
+      return;
+    }
+    const t = msg.table || {};
+    if (t.rows_gen !== (model.get("table") || {}).rows_gen) { schedulePrefetch(); return; }
+    passSeen.set(msg.pass, { serial: q.serial, rows: t.rows_gen, query: JSON.stringify(t.query || {}),
+      table: Object.assign({}, t, { version: pfVersion-- }), colours: msg.colours || {}, from: "prefetch" });
+    root.dataset.prefetched = String(+(root.dataset.prefetched || 0) + 1);
+    root.dataset.prefetch = "busy";
+    shapeGlyphs(msg.colours || {}, q.serial);
+    schedulePrefetch();
+  };
+  // the glyphs of the boxes a pass sent ahead colours, given their shape while the page is idle (hidden until
+  // the box has a status class; a box whose glyph has a shape keeps it: a switch changes only what differs)
+  const shapeGlyphs = (colours, serial) => {
+    const todo = Object.entries(colours);
+    let k = 0;
+    const step = () => {
+      const svg = drawing.querySelector("svg");
+      if (serial !== svgSerial || !svg) return;
+      for (const end = Math.min(todo.length, k + 300); k < end; k++) {
+        const g = svg.getElementById(todo[k][0]);
+        if (g && g.classList.contains("node") && !(g.gbGlyph && g.gbGlyph.dataset.status)) setGlyph(g, todo[k][1]);
+      }
+      if (k < todo.length) idle(step);
+    };
+    idle(step);
   };
 
   const renderSnaps = () => {
@@ -1095,6 +1203,8 @@ function render({ model, el: root }) {
   watch(["highlight", "selected_node"], applyHighlight);
   watch(["stages", "reload_report", "selected_pass"], renderPasses);
   watch(["table"], renderTable);
+  // a run, a query or another drawing (the same picture may be another snapshot: the kernel's answer says)
+  watch(["table", "stages", "view_info"], () => askAgain());
   watch(["table", "highlight", "selected_pass"], remember);
   watch(["selected_candidate"], drawRows);
   const renderRepro = () => { expRepro.disabled = !(model.get("selected_candidate") >= 0); };
