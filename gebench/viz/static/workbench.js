@@ -1037,6 +1037,8 @@ function render({ model, el: root }) {
   let pfQueued = false;
   let pfDone = ""; // the context the kernel said "done" for
   let pfVersion = -2; // table versions of passes sent ahead (negative: never the kernel's)
+  // the kernel's messages go to every view of the widget: a view takes only the answers to its own questions
+  const viewId = Math.random().toString(36).slice(2);
   const pfContext = () => {
     const t = model.get("table") || {};
     return `${svgSerial}|${t.rows_gen}|${JSON.stringify(t.query || {})}`;
@@ -1056,9 +1058,10 @@ function render({ model, el: root }) {
     const have = [...passSeen].filter(([, s]) => usable(s)).map(([n]) => n);
     pfAsked = { context: pfContext(), serial: svgSerial };
     root.dataset.prefetch = "busy";
-    model.send({ action: "prefetch", key: pfKey, have, tag: svgSerial });
+    model.send({ action: "prefetch", key: pfKey, have, tag: `${viewId}:${svgSerial}` });
   };
   const takePrefetch = (msg) => {
+    if (typeof msg.tag !== "string" || !msg.tag.startsWith(viewId + ":")) return; // another view's answer
     const q = pfAsked;
     pfAsked = null;
     if (msg.key !== pfKey) { // the kernel's drawing, rows or query changed: what it sent before is void
@@ -1066,7 +1069,7 @@ function render({ model, el: root }) {
       pfKey = msg.key;
       pfDone = "";
     }
-    if (!q || q.context !== pfContext() || msg.tag !== svgSerial) { schedulePrefetch(); return; }
+    if (!q || q.context !== pfContext() || msg.tag !== `${viewId}:${svgSerial}`) { schedulePrefetch(); return; }
     if (msg.done) {
       pfDone = q.context;
       root.dataset.prefetch = "done";
