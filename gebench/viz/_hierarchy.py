@@ -771,12 +771,12 @@ def _derive(
                 if q is not None:
                     paths[k] = q[:1]
     data: tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray] | None = None
+    op_pos = np.full(len(index_of), -1, dtype=np.int64)  # node id -> position among the non-Const nodes
+    op_pos[ids[op_arr]] = np.arange(m)
     if mode == "chunks" and m >= MIN_BLOCKS * MIN_PERIOD:
         # no names to go by: repeated blocks (layers) found from the op types alone, if the graph has them
         data = _data_edges(graph, ids)
-        op_at = np.full(n, -1, dtype=np.int64)  # graph-order index -> position among the non-Const nodes
-        op_at[op_arr] = np.arange(m)
-        e_src, e_dst = op_at[index_of[data[0]]], op_at[data[2]]
+        e_src, e_dst = op_pos[data[0]], op_pos[ids[data[2]]]
         keep = (e_src >= 0) & (e_dst >= 0)
         split = find_blocks(list(map(op_types.__getitem__, op_idx)), e_src[keep], e_dst[keep])
         if split is not None:
@@ -792,8 +792,6 @@ def _derive(
         special = np.flatnonzero(no_path | made).tolist()
         common = np.where(~no_path & ~made, np.arange(m), -1)
         last_common = np.maximum.accumulate(common).tolist() if m else []
-        op_pos = np.full(len(index_of), -1, dtype=np.int64)
-        op_pos[ids[op_arr]] = np.arange(m)
         set_at, set_path = -1, ()  # the last special node that set the previous path
         for k in special:
             j = last_common[k - 1] if k else -1
