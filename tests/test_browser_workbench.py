@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import contextlib
 import os
+import re
 import shutil
 import tempfile
 from collections.abc import Iterator
@@ -103,6 +104,12 @@ def _assert_no_error_output(page) -> None:
     traceback shows as ``application/vnd.jupyter.stderr``, a raised exception as ``...jupyter.error``)."""
     outputs = page.locator(ERROR_OUTPUT)
     assert outputs.count() == 0, outputs.first.inner_text()
+
+
+def _luminance(css_colour: str) -> float:
+    """Relative luminance (0 black .. 1 white) of a computed CSS ``rgb(...)``/``rgba(...)`` colour."""
+    r, g, b = (float(v) for v in re.findall(r"[\d.]+", css_colour)[:3])
+    return (0.2126 * r + 0.7152 * g + 0.0722 * b) / 255
 
 
 def _watch_console(page) -> list[str]:

@@ -8,14 +8,13 @@ the notebook again, so it starts on a new widget (the quickstart model with the 
 
 from __future__ import annotations
 
-import re
-
 import pytest
 
 from test_browser_workbench import (
     ARTIFACTS,
     ROOT,
     _click_pass,
+    _luminance,
     _settle,
     fresh_widget,
     notebook_page,
@@ -146,11 +145,6 @@ def test_side_by_side_panes_are_labelled_and_pan_and_zoom_together(fresh):
     page.mouse.up()
     assert "translate(" in main.get_attribute("style")
     assert main.get_attribute("style") == side.get_attribute("style")
-
-
-def _luminance(css_colour: str) -> float:
-    r, g, b = (float(v) for v in re.findall(r"[\d.]+", css_colour)[:3])
-    return (0.2126 * r + 0.7152 * g + 0.0722 * b) / 255
 
 
 def _set_lab_theme(page, name: str, light: bool) -> None:

@@ -18,7 +18,6 @@ import contextlib
 import functools
 import http.server
 import json
-import re
 import threading
 from collections.abc import Iterator
 from pathlib import Path
@@ -28,7 +27,7 @@ import pytest
 
 import gebench
 from gebench.viz import Workbench
-from test_browser_workbench import ARTIFACTS, CHROMIUM, CHROMIUM_FLAGS, ROOT
+from test_browser_workbench import ARTIFACTS, CHROMIUM, CHROMIUM_FLAGS, ROOT, _luminance
 
 pytestmark = pytest.mark.timeout(300)
 
@@ -146,11 +145,6 @@ def _themed_page(browser, site: str, kind: str) -> Iterator[Any]:
         assert not errors, errors
     finally:
         page.close()
-
-
-def _luminance(css_colour: str) -> float:
-    r, g, b = (float(v) for v in re.findall(r"[\d.]+", css_colour)[:3])
-    return (0.2126 * r + 0.7152 * g + 0.0722 * b) / 255
 
 
 def _colours(page) -> dict[str, str]:
