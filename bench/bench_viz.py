@@ -16,7 +16,8 @@ times on the kernel side (what the widget sends to the page is ready; no browser
 
 * ``first view``: ``Workbench(run)``: the run's pass list and candidate rows, the hierarchy of the final graph and
   the layout of its root level (dump points are built only when drawn);
-* ``expand``: opening a group of the root level, then a group inside it (each level laid out alone);
+* ``expand``: expanding a group of the root level in place, then a group inside its frame (each time the root
+  level is laid out again with the frames; a level opened alone, Shift+click, costs less);
 * ``select pass``: the MatMul pass, which draws the snapshot its candidates live in (building that dump point and
   its hierarchy: no target);
 * ``candidate focus``: selecting one of its candidates two thirds down the ledger (a focused k-hop view);
@@ -156,11 +157,11 @@ def child(spec: dict[str, Any]) -> dict[str, Any]:
     out["hierarchy"] = {"mode": root.mode, "groups": len(root.groups)}
     child_gid = root.root.children[len(root.root.children) // 2] if root.root.children else 0
     if child_gid:
-        step("expand", lambda: wb.open_group(child_gid))
+        step("expand", lambda: wb.expand_group(child_gid))
         inner = root.groups[child_gid].children
         if inner:
-            step("expand", lambda: wb.open_group(inner[len(inner) // 2]))
-        out["expand_info"] = {k: wb.view_info.get(k) for k in ("drawn", "engine", "level")}
+            step("expand", lambda: wb.expand_group(inner[len(inner) // 2]))
+        out["expand_info"] = {k: wb.view_info.get(k) for k in ("drawn", "engine", "level", "expanded")}
         wb.show_overview()
     names = [p["name"] for s in wb.stages for p in s["passes"] if p["candidates"]]
     gemm = next((n for n in names if "Gemm" in n or "GEMM" in n), names[0] if names else "")

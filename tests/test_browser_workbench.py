@@ -275,12 +275,22 @@ def test_large_graph_levels_expand_and_collapse(tmp_path: Path) -> None:
             assert "overview" in root.locator(".gb-title").inner_text()
             crumbs = "() => document.querySelectorAll('.gb-crumbs .gb-crumb').length"
             assert page.evaluate(crumbs) == 1
-            # a group box expands into its own level (the breadcrumb grows), down to the ops
+            # a click expands a group box in place: a frame holds its items, the level stays (one breadcrumb)
             root.locator(".gb-main-pane svg g#g3").dispatch_event("click")
+            page.wait_for_function(f"() => !!{DRAWING}('.gb-main-pane').querySelector('svg g#x3.gb_cluster')")
+            assert page.evaluate(crumbs) == 1
+            assert root.locator(".gb-main-pane svg g#g3").count() == 0
+            assert root.locator(".gb-main-pane svg g.node.gb_group").count() > groups  # its boxes joined the root's
+            # the frame's title collapses it again (the layout of the root comes from the cache)
+            root.locator(".gb-main-pane svg g#x3 > text").first.dispatch_event("click")
+            root.locator(".gb-main-pane svg g#g3").wait_for(state="attached", timeout=30_000)
+            assert root.locator(".gb-main-pane svg g.cluster").count() == 0
+            # Shift+click opens a group as a level of its own (the breadcrumb grows), down to the ops
+            root.locator(".gb-main-pane svg g#g3").dispatch_event("click", {"shiftKey": True})
             page.wait_for_function(f"() => ({crumbs})() === 2 && !{DRAWING}('.gb-main-pane').querySelector('svg g#g3')")
             inner = root.locator(".gb-main-pane svg g.node.gb_group").first
             inner.wait_for(state="attached", timeout=30_000)
-            inner.dispatch_event("click")
+            inner.dispatch_event("click", {"shiftKey": True})
             root.locator(".gb-main-pane svg g.node.gb_op_MatMul").first.wait_for(state="attached", timeout=30_000)
             page.wait_for_function(f"() => ({crumbs})() === 3")
             # the up button collapses back to the level above; Overview goes to the root

@@ -4,7 +4,7 @@ a candidate of the pass, stepping through its rewrites and exporting its repro b
 The notebook builds the synthetic transformer of ``bench/_make_model.py`` at 100,000 ONNX nodes (5,263 layers, about
 168k IR nodes) into a temporary folder, compiles it with ``bench/gemm_fusion_pass.py`` (MatMul + Add -> GEMM, six
 rewrites a layer) and opens ``Workbench(run)``. Everything after that is done with clicks and keys in the page: a
-group box is clicked down to a layer's ops (the breadcrumb grows a level each time), the pass and its first replaced
+group box is expanded in place, then a box inside its frame, down to a layer's ops (nested frames; the level stays the root), the pass and its first replaced
 candidate are clicked (its focused view is drawn), the rewrite slider is moved with the arrow keys and its ◀ button
 (each step draws another graph), and the toolbar's Repro button writes the candidate's bundle, whose files are then
 checked on disk. Any page error or error output (whatever its MIME type) fails the test.
@@ -32,6 +32,7 @@ from test_browser_workbench import (
     ARTIFACTS,
     CHROMIUM,
     CHROMIUM_FLAGS,
+    DRAWING,
     PANEL,
     ROOT,
     _assert_no_error_output,
@@ -65,6 +66,18 @@ print(len(run.graph.ir), "IR nodes,", run.status)"""
 WIDGET_CELL = """from gebench.viz import Workbench
 wb = Workbench(run, export_dir={exports!r})
 wb"""
+
+
+#: the id of the top-most group box drawn inside the frame with id ``frame`` (anywhere when ``frame`` is empty)
+FIRST_BOX_IN_FRAME = f"""frame => {{
+  const svg = {DRAWING}('.gb-main-pane').querySelector('svg');
+  const inside = frame ? svg.querySelector('g#' + frame).getBBox() : null;
+  const boxes = [...svg.querySelectorAll('g.node.gb_group')].map(g => [g.id, g.getBBox()]).filter(([, b]) =>
+    !inside || (b.x >= inside.x && b.y >= inside.y && b.x + b.width <= inside.x + inside.width
+                && b.y + b.height <= inside.y + inside.height));
+  boxes.sort((a, b) => a[1].y - b[1].y || a[1].x - b[1].x);
+  return boxes.length ? boxes[0][0] : null;
+}}"""
 
 
 def _node_ids(root, cls: str = "") -> set[str]:
@@ -130,25 +143,28 @@ def test_100k_model_expand_candidate_rewrites_and_repro(tmp_path: Path) -> None:
             assert root.locator(".gb-main-pane svg g.node.gb_group").first.is_visible()
             _shot(root, "overview")
 
-            # expand: click a group box, level by level, until a layer's ops are drawn
-            for depth in range(2, 7):
-                box = root.locator(".gb-main-pane svg g.node.gb_group").first
-                box_id, box_text = box.get_attribute("id"), box.text_content()
+            # expand in place: click a group box, then the first box inside its frame, and so on, until the frame
+            # of a layer holds its ops; the level stays the root (one breadcrumb), each frame around its items
+            frame = ""
+            for _depth in range(1, 7):
+                box_id = page.evaluate(FIRST_BOX_IN_FRAME, frame)
+                assert box_id, f"no group box inside frame {frame!r}"
                 serial = root.get_attribute("data-svg-serial")
-                box.click()
+                root.locator(f".gb-main-pane svg g#{box_id}").click()
                 page.wait_for_function(
                     "([el, s]) => el.dataset.svgSerial !== s", arg=[root.element_handle(), serial]
                 )
                 _settle(page, root)
-                crumbs = _crumbs(root)
-                assert len(crumbs) == depth and crumbs[-1] in box_text, (crumbs, box_text)
-                ids = _node_ids(root)
-                assert box_id not in ids and ids, ids
-                if re.fullmatch(r"l\d+", crumbs[-1]):  # a layer (above it: ranges of layers, "x … l16")
+                frame = "x" + box_id[1:]
+                assert _crumbs(root) == ["model"]
+                assert box_id not in _node_ids(root)
+                title = root.locator(f".gb-main-pane svg g#{frame} > text").first.text_content()
+                if re.match(r"l\d+:", title):  # a layer (above it: ranges of layers, "x … l16")
                     break
             else:
-                raise AssertionError(f"no layer reached after expanding {depth - 1} levels: {crumbs}")
-            assert crumbs[-1] == "l0", crumbs  # the first box of each level leads to the first layer
+                raise AssertionError(f"no layer reached after {_depth} expansions: {title}")
+            assert title.startswith("l0:"), title  # the first box of each frame leads to the first layer
+            assert root.locator(".gb-main-pane svg g.cluster.gb_cluster").count() == _depth
             ops = root.locator(
                 ".gb-main-pane svg g.node.gb_op_BatchMatMulV2, .gb-main-pane svg g.node.gb_op_Softmax,"
                 " .gb-main-pane svg g.node.gb_op_SoftmaxV2, .gb-main-pane svg g.node.gb_op_Relu"

@@ -498,3 +498,134 @@ def test_selecting_passes_derives_one_hierarchy_per_snapshot_drawn(monkeypatch: 
     for name in ("Q", "P", "Q", "P"):
         wb.select_pass(name)
     assert len(calls) == 2  # each graph's hierarchy is kept
+
+
+# ------------------------------------------------------------------------------------------ expanding in place
+def _expandable(h: Any, gid: int = 0) -> tuple[int, int]:
+    """A child group of ``gid`` that has child groups of its own, and its first child group."""
+    for c in h.groups[gid].children:
+        if h.groups[c].children:
+            return c, h.groups[c].children[0]
+    raise AssertionError("no group with child groups")
+
+
+def test_a_group_expanded_in_place_is_a_frame_holding_its_items_with_edges_to_them():
+    g = transformer_like(3000)
+    h = derive_hierarchy(g, max_children=30)
+    outer, inner = _expandable(h)
+    plain = h.level_view(0)
+    view = h.level_view(0, expanded=[outer, inner])
+    assert view.level == 0 and view.expanded == (outer, inner)
+    assert list(view.clusters) == [outer, inner] and view.clusters[inner][0] == outer
+    assert view.clusters[outer][1].startswith(h.groups[outer].label)
+    # the frame replaces the box: every other root item is still drawn, the outer group's items sit in its frame
+    elements = {n.element or f"n{n.id}": n for n in view.nodes}
+    assert f"g{outer}" not in elements and f"g{inner}" not in elements
+    assert {n.element for n in plain.nodes if n.element != f"g{outer}"} <= set(elements)
+    for c in h.groups[outer].children:
+        if c != inner:
+            assert elements[f"g{c}"].cluster == outer
+    own = [n for n in view.nodes if n.cluster == inner]
+    assert own and all(n.id >= 0 for n in own)  # the inner group's own nodes are drawn as ops
+    # every node maps to what stands for it now: ops inside the open frames, boxes elsewhere
+    node_in_inner = next(nid for nid in h.groups[inner].nodes if g.node(nid).op_type not in ("Const", "Constant"))
+    assert view.element_of[node_in_inner] == f"n{node_in_inner}"
+    assert plain.element_of[node_in_inner] == f"g{outer}"
+    assert h.item_at(0, node_in_inner, view.expanded) == node_in_inner and h.item_at(0, node_in_inner) == -(outer + 1)
+    boxes = h.group_boxes(0, [outer, inner])
+    assert boxes[outer] is None and boxes[inner] is None and boxes[0] is None
+    for c in h.groups[outer].children:
+        if c != inner:
+            assert boxes[c] == f"g{c}"
+    # edges: each data edge between two items is drawn once (direct) or counted on the pair (group edges)
+    drawn = {n.id for n in view.nodes}
+    assert all(e.src in drawn and e.dst in drawn for e in view.edges)
+    expected: Counter[tuple[int, int]] = Counter()
+    for src, _, dst, _ in g.data_edges():
+        pair = _item_pair(view, src.id, dst.id)  # a Const folded into its consumer stands on the consumer
+        if pair[0] != pair[1]:
+            expected[pair] += 1
+    got: Counter[tuple[int, int]] = Counter()
+    for e in view.edges:
+        got[(e.src, e.dst)] += int(e.label) if e.src_port == -2 and e.label else 1
+    assert got == +expected
+
+
+def _item_pair(view: Any, src: int, dst: int) -> tuple[int, int]:
+    """The drawn items (ids of ``view.nodes``) an edge src -> dst is drawn between."""
+    by_element = {n.element or f"n{n.id}": n.id for n in view.nodes}
+    return by_element[view.element_of[src]], by_element[view.element_of[dst]]
+
+
+def test_expansions_outside_the_level_or_inside_a_closed_group_are_ignored():
+    g = transformer_like(3000)
+    h = derive_hierarchy(g, max_children=30)
+    outer, inner = _expandable(h)
+    assert h.open_groups(0, [inner]) == (0,)  # its parent is closed
+    assert h.open_groups(outer, [h.root.children[0] if h.root.children[0] != outer else h.root.children[1]]) == (outer,)
+    assert h.level_view(0, expanded=[inner]).nodes == h.level_view(0).nodes
+    # collapsing the outer group collapses what is open inside it too: the same view as never expanded
+    assert h.open_groups(0, [outer, inner]) == (0, outer, inner)
+
+
+def test_a_view_with_frames_lays_out_as_nested_graphviz_clusters_with_their_own_ids():
+    g = transformer_like(3000)
+    h = derive_hierarchy(g, max_children=30)
+    outer, inner = _expandable(h)
+    dot = view_to_dot(h.level_view(0, expanded=[outer, inner]))
+    assert dot.index(f"subgraph cluster_{outer} {{") < dot.index(f"subgraph cluster_{inner} {{")
+    svg = LayoutCache().layout(h.level_view(0, expanded=[outer, inner]))
+    assert f'<g id="x{outer}" class="cluster gb_cluster"' in svg and f'<g id="x{inner}" class="cluster gb_cluster"' in svg
+
+
+def test_the_workbench_expands_and_collapses_groups_in_place_with_cached_layouts():
+    g = transformer_like(3000)
+    wb = Workbench(g, threshold=1500, layout_timeout=4.5)  # a private layout cache
+    h = wb.hierarchy()
+    outer, inner = _expandable(h)
+    cache = wb.layout_cache
+    wb._on_message(wb, {"action": "expand_group", "group": outer}, [])
+    assert wb.view_info["level"] == 0 and wb.view_info["expanded"] == [outer]
+    assert [c["group"] for c in wb.levels] == [0]  # in place: the breadcrumb does not grow
+    assert f'id="x{outer}"' in wb.svg and f'id="g{inner}"' in wb.svg
+    assert wb.status_text.startswith(f"expanded {h.groups[outer].label}")
+    wb.expand_group(inner)
+    assert wb.view.expanded == (outer, inner) and f'id="x{inner}"' in wb.svg
+    made = cache.misses
+    wb._on_message(wb, {"action": "collapse_group", "group": outer}, [])  # takes the inner frame with it
+    assert wb.view.expanded == () and f'id="g{outer}"' in wb.svg
+    assert cache.misses == made  # the root as first drawn: from the cache
+    wb.expand_group(outer)
+    assert cache.misses == made  # drawn before too
+    with pytest.raises(LookupError, match="not drawn in this level"):
+        wb.expand_group(10**6)
+    with pytest.raises(LookupError, match="not expanded"):
+        wb.collapse_group(inner)
+    # opening a level of its own starts without expansions; coming back up too
+    wb.open_group(outer)
+    assert wb.view.level == outer and wb.view.expanded == ()
+    wb.level_up()
+    assert wb.view.level == 0 and wb.view.expanded == ()
+
+
+def test_candidates_are_counted_on_the_boxes_inside_an_expanded_frame_and_coloured_on_its_ops():
+    g = transformer_like(3000)
+    mms = g.nodes_of_type("MatMul")[:40]
+    records = [{"pass_name": "P", "stage": "BeforeInferShape", "status": "REPLACED",
+                "target_node_ids": [mm.id], "target_node_names": [mm.name]} for mm in mms]
+    wb = Workbench(_Run(_CountingSnapshots({"PreRunBegin": g}), g, records), threshold=1500)
+    wb.select_pass("P")
+    h = wb.hierarchy()
+    top = h.path(h.group_of[mms[0].id])[1]
+    before = wb.group_counts[f"g{top}"]["candidates"]
+    wb.expand_group(top)
+    counts = wb.group_counts
+    assert f"g{top}" not in counts
+    assert sum(c["candidates"] for c in counts.values()) == 40  # still every candidate, on smaller boxes
+    inside = [el for el in counts if h.groups[int(el[1:])].parent == top]
+    assert sum(counts[el]["candidates"] for el in inside) == before
+    path = h.path(h.group_of[mms[0].id])
+    while len(path) > 2 and path[-1] not in wb.view.clusters:
+        wb.expand_group(path[len(wb.view.expanded) + 1])
+    if h.group_of[mms[0].id] in wb.view.clusters:  # the MatMul's own group is open: the op itself is coloured
+        assert f"n{mms[0].id}" in wb.highlight

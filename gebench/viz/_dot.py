@@ -102,6 +102,8 @@ class ViewNode:
     folded_consts: int = 0
     hidden_neighbours: int = 0
     element: str = ""
+    #: the group whose open frame holds this node (``GraphView.clusters``); -1 outside every frame
+    cluster: int = -1
 
 
 @dataclass(frozen=True)
@@ -141,6 +143,11 @@ class GraphView:
     groups: dict[int, list[int]] = field(default_factory=dict)
     #: For a level of a hierarchy (:mod:`._hierarchy`): the id of the group whose content is drawn.
     level: int | None = None
+    #: Groups of a level expanded in place, drawn as frames around their items: group id -> (id of the frame
+    #: holding it, -1 for none; frame label). Parents come before their children.
+    clusters: dict[int, tuple[int, str]] = field(default_factory=dict)
+    #: The groups expanded in place (``clusters``' keys, in the order they were opened).
+    expanded: tuple[int, ...] = ()
 
     @property
     def overview(self) -> bool:
@@ -266,6 +273,7 @@ def view_to_dot(view: GraphView, *, rankdir: str = "TB") -> str:
         'edge [fontsize=8, color="#8a909a", arrowsize=0.6];',
     ]
     name_of = {n.id: n.element or f"{view.element_prefix}{n.id}" for n in view.nodes}
+    framed: dict[int, list[str]] = {}  # frame (group id) -> its node lines
     for n in view.nodes:
         sub = html.escape(_short(n.name))
         extra = []
@@ -286,7 +294,13 @@ def view_to_dot(view: GraphView, *, rankdir: str = "TB") -> str:
         if n.hidden_neighbours:
             cls += " gb_cut"
         el = name_of[n.id]
-        lines.append(f'{el} [id="{el}", class="{cls}", label={label}];')
+        line = f'{el} [id="{el}", class="{cls}", label={label}];'
+        if n.cluster >= 0 and n.cluster in view.clusters:
+            framed.setdefault(n.cluster, []).append(line)
+        else:
+            lines.append(line)
+    if view.clusters:
+        _frames(view, framed, lines)
     for e in view.edges:
         attrs = [f'id="{e.element_id}"']
         if e.src_port == -2:
@@ -302,6 +316,33 @@ def view_to_dot(view: GraphView, *, rankdir: str = "TB") -> str:
         lines.append(f"{name_of[e.src]} -> {name_of[e.dst]} [{', '.join(attrs)}];")
     lines.append("}")
     return "\n".join(lines) + "\n"
+
+
+def cluster_element_id(gid: int) -> str:
+    """The SVG element id of the frame of a group expanded in place."""
+    return f"x{gid}"
+
+
+def _frames(view: GraphView, framed: dict[int, list[str]], lines: list[str]) -> None:
+    """Append the frames of ``view.clusters`` to ``lines`` as nested DOT clusters holding their node lines."""
+    inner: dict[int, list[int]] = {}
+    for gid, (parent, _label) in view.clusters.items():
+        inner.setdefault(parent, []).append(gid)
+
+    def emit(gid: int, indent: str) -> None:
+        label = view.clusters[gid][1]
+        el = cluster_element_id(gid)
+        lines.append(f"{indent}subgraph cluster_{gid} {{")
+        lines.append(f'{indent}  graph [id="{el}", class="gb_cluster", label={_quote(_short(label))}, '
+                     'labeljust=l, fontsize=9, style="rounded,dashed", color="#8a909a"];')
+        for line in framed.get(gid, ()):
+            lines.append(f"{indent}  {line}")
+        for sub in inner.get(gid, ()):
+            emit(sub, indent + "  ")
+        lines.append(f"{indent}}}")
+
+    for gid in inner.get(-1, ()):
+        emit(gid, "")
 
 
 _STRIP = [

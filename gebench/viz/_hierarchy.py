@@ -201,11 +201,13 @@ class Hierarchy:
         self._tin: np.ndarray | None = None
         self._tout: np.ndarray | None = None
         self._levels: dict[
-            int, tuple[list[tuple[int, int, int, int]], list[tuple[int, int, int]], dict[int, int]]
+            tuple[int, ...], tuple[list[tuple[int, int, int, int]], list[tuple[int, int, int]], dict[int, int]]
         ]
         self._levels = {}
         self._ops: dict[int, Counter[str]] = {}
-        self._boxes: dict[int, list[str | None]] = {}
+        self._boxes: dict[tuple[int, ...], list[str | None]] = {}
+        self._reps: dict[tuple[int, ...], np.ndarray] = {}
+        self._preorder: np.ndarray | None = None
         self.work: dict[str, int] = dict(work or {})
         self.work.setdefault("levels_indexed", 0)
         self.work.setdefault("python_edges", 0)
@@ -235,22 +237,41 @@ class Hierarchy:
         """``[{"group": id, "label": ...}, ...]`` from the root to ``gid``. O(depth)."""
         return [{"group": g, "label": self.groups[g].label if g else "model"} for g in self.path(gid)]
 
-    def item_at(self, level: int, node_id: int) -> int | None:
-        """The item of level ``level`` (the children of group ``level``) standing for ``node_id``: the node id
-        itself when the node is directly in ``level``, ``-(child group id + 1)`` for the child group holding it,
-        None when the node is not under ``level`` (or not in the graph). O(depth)."""
+    def item_at(self, level: int, node_id: int, expanded: Iterable[int] = ()) -> int | None:
+        """The item of level ``level`` (the children of group ``level``, with the groups of ``expanded`` open in
+        place) standing for ``node_id``: the node id itself when the node is directly in ``level`` or in an open
+        group, ``-(group id + 1)`` for the closed group box holding it, None when the node is not under
+        ``level`` (or not in the graph). O(depth + open groups)."""
         gid = self.group_of.get(node_id)
         if gid is None:
             return None
-        if gid == level:
+        opened = set(self.open_groups(level, expanded))
+        if gid in opened:
             return node_id
         groups = self.groups
         while gid >= 0:
             parent = groups[gid].parent
-            if parent == level:
+            if parent in opened:
                 return _item_key(gid)
             gid = parent
         return None
+
+    def open_groups(self, level: int, expanded: Iterable[int] = ()) -> tuple[int, ...]:
+        """The groups drawn open in the view of level ``level`` when the groups ``expanded`` are expanded in
+        place: ``level`` first, then each expanded group whose parent is open, depth first with children in graph
+        order (a parent before its children). Expanded groups that are not under ``level``, or sit inside a
+        closed group, are left out. O(open groups * their children)."""
+        want = set(expanded)
+        want.discard(level)
+        out = [level]
+        if want:
+            stack = [level]
+            while stack:
+                gid = stack.pop()
+                if gid != level:
+                    out.append(gid)
+                stack.extend(c for c in reversed(self.groups[gid].children) if c in want)
+        return tuple(out)
 
     def group_containing(self, node_ids: Iterable[int]) -> int:
         """The deepest group holding all of ``node_ids`` (the root when they span top-level groups). O(k * depth)."""
@@ -311,20 +332,42 @@ class Hierarchy:
         assert self._tout is not None
         return self._tin, self._tout
 
-    def group_boxes(self, level: int) -> list[str | None]:
-        """Group id -> element id of the box of level ``level`` holding it (None for the level itself and for
-        groups not under it). O(groups) array work once per level, then O(1) per read."""
-        boxes = self._boxes.get(level)
-        if boxes is None:
+    def _representatives(self, opened: tuple[int, ...]) -> np.ndarray:
+        """Group id -> what stands for its nodes in the view whose open groups are ``opened``
+        (:meth:`open_groups`): ``-2`` for an open group (its own nodes are drawn), the id of the closed box
+        holding it for a group under an open one, ``-1`` for a group outside the view. O(groups) array work once
+        per view (every open group's children assign their subtree: parents come first in ``opened``)."""
+        rep = self._reps.get(opened)
+        if rep is None:
             tin, tout = self._euler()
-            grp = self.groups[level]
+            if self._preorder is None:
+                order = np.empty(len(self.groups), dtype=np.int64)
+                order[tin] = np.arange(len(self.groups), dtype=np.int64)
+                self._preorder = order
+            order = self._preorder
+            rep = np.full(len(self.groups), -1, dtype=np.int64)
+            for gid in opened:
+                for c in self.groups[gid].children:
+                    rep[order[tin[c]:tout[c]]] = c
+            rep[list(opened)] = -2
+            self._reps[opened] = rep
+        return rep
+
+    def group_boxes(self, level: int, expanded: Iterable[int] = ()) -> list[str | None]:
+        """Group id -> element id of the box holding it in the view of level ``level`` with ``expanded`` open
+        in place (None for an open group, whose nodes are drawn, and for groups not under ``level``). O(groups)
+        array work once per view, then O(1) per read."""
+        opened = self.open_groups(level, expanded)
+        boxes = self._boxes.get(opened)
+        if boxes is None:
+            rep = self._representatives(opened)
             out = np.full(len(self.groups), None, dtype=object)
-            if grp.children:
-                child_tin = tin[np.array(grp.children, dtype=np.int64)]
-                under = np.flatnonzero((tin > tin[level]) & (tin < tout[level]))
-                pos = np.searchsorted(child_tin, tin[under], side="right") - 1
-                out[under] = np.array([group_element_id(c) for c in grp.children], dtype=object)[pos]
-            boxes = self._boxes[level] = out.tolist()
+            boxed = np.flatnonzero(rep >= 0)
+            if len(boxed):
+                ids = np.unique(rep[boxed])
+                names = np.array([group_element_id(int(c)) for c in ids.tolist()], dtype=object)
+                out[boxed] = names[np.searchsorted(ids, rep[boxed])]
+            boxes = self._boxes[opened] = out.tolist()
         return boxes
 
     def _edges_of(self) -> _Edges:
@@ -339,45 +382,36 @@ class Hierarchy:
         return table
 
     def _level_edges(
-        self, level: int
+        self, opened: tuple[int, ...]
     ) -> tuple[list[tuple[int, int, int, int]], list[tuple[int, int, int]], dict[int, int]]:
-        """The edges of level ``level``: the ones between two of its own nodes (``(src, src port, dst, dst
-        port)``, data then control edges, by destination position), the counted ones between its items where one
-        end is a child group (``(item, item, count)``, sorted), and ``item -> edges leaving the level`` from an
-        item. O(e) array operations and O(edges of the level) Python, once per level."""
-        hit = self._levels.get(level)
+        """The edges of the view whose open groups are ``opened`` (:meth:`open_groups`; ``opened[0]`` is the
+        level): the ones between two drawn nodes (``(src, src port, dst, dst port)``, data then control edges, by
+        destination position), the counted ones between items where one end is a closed group (``(item, item,
+        count)``, sorted), and ``item -> edges leaving the level`` from an item. Items are node ids, or
+        ``-(group id + 1)`` for a closed group box. O(e) array operations and O(edges of the view) Python, once
+        per view."""
+        hit = self._levels.get(opened)
         if hit is not None:
             return hit
         e = self._edges_of()
-        tin, tout = self._euler()
-        grp = self.groups[level]
-        if level == 0:
+        rep = self._representatives(opened)
+        rs, rd = rep[e.src_group], rep[e.dst_group]
+        in_s, in_d = rs != -1, rd != -1
+        if opened[0] == 0:
             sel = np.arange(len(e.src))
             one = np.empty(0, dtype=np.int64)
             one_src_inside = np.empty(0, dtype=bool)
         else:
-            a, b = tin[level], tout[level]
-            ts = tin[e.src_group]
-            td = tin[e.dst_group]
-            in_s = (ts >= a) & (ts < b)
-            in_d = (td >= a) & (td < b)
             sel = np.flatnonzero(in_s & in_d)
             one = np.flatnonzero(in_s ^ in_d)
             one_src_inside = in_s[one]
-        children = np.array(grp.children, dtype=np.int64)
-        child_tin = tin[children] if len(children) else np.empty(0, dtype=np.int64)
 
-        def items(node_ids: np.ndarray, gids: np.ndarray) -> np.ndarray:
-            """Each end's item of the level: its node id when directly in the level, else its child group's key."""
-            out = node_ids.copy()
-            below = gids != level
-            if below.any():
-                pos = np.searchsorted(child_tin, tin[gids[below]], side="right") - 1
-                out[below] = -(children[pos] + 1)
-            return out
+        def items(node_ids: np.ndarray, reps: np.ndarray) -> np.ndarray:
+            """Each end's item: its node id when its group is open, else its closed box's key."""
+            return np.where(reps == -2, node_ids, -(reps + 1))
 
-        gs, gd = e.src_group[sel], e.dst_group[sel]
-        direct_mask = (gs == level) & (gd == level)
+        s_open, d_open = rs[sel] == -2, rd[sel] == -2
+        direct_mask = s_open & d_open
         d_idx = sel[direct_mask]
         direct = list(
             zip(
@@ -389,8 +423,8 @@ class Hierarchy:
             )
         )
         rest = sel[~direct_mask]
-        ia = items(e.src[rest], e.src_group[rest])
-        ib = items(e.dst[rest], e.dst_group[rest])
+        ia = items(e.src[rest], rs[rest])
+        ib = items(e.dst[rest], rd[rest])
         cross = ia != ib
         counted: list[tuple[int, int, int]] = []
         if cross.any():
@@ -399,75 +433,103 @@ class Hierarchy:
         outside: dict[int, int] = {}
         if len(one):
             inside_nodes = np.where(one_src_inside, e.src[one], e.dst[one])
-            inside_groups = np.where(one_src_inside, e.src_group[one], e.dst_group[one])
-            keys, counts = np.unique(items(inside_nodes, inside_groups), return_counts=True)
+            inside_reps = np.where(one_src_inside, rs[one], rd[one])
+            keys, counts = np.unique(items(inside_nodes, inside_reps), return_counts=True)
             outside = dict(zip(keys.tolist(), counts.tolist(), strict=True))
         self.work["levels_indexed"] += 1
         self.work["python_edges"] += len(direct) + len(counted)
         out = (direct, counted, outside)
-        self._levels[level] = out
+        self._levels[opened] = out
         return out
 
     # ------------------------------------------------------------------ a level as a view
     def level_view(
-        self, level: int, *, edge_labels: bool | None = None, label_threshold: int = 400
+        self,
+        level: int,
+        *,
+        expanded: Iterable[int] = (),
+        edge_labels: bool | None = None,
+        label_threshold: int = 400,
     ) -> GraphView:
         """What to draw for the level of group ``level``: its child groups as boxes (size and main op types, edge
         counts between boxes) and its own nodes as ops, Consts folded into their consumers. Nodes with edges
         leaving the group show how many (``hidden_neighbours``).
 
+        ``expanded``: groups drawn open in place, as a frame (``GraphView.clusters``) holding their own items
+        where their box would be (Model Explorer's expand); each must sit in the level or in another expanded
+        group (others are ignored, see :meth:`open_groups`). Edges then connect the items inside the frames.
+
         ``element_of`` covers every node under the group (a lazy mapping, O(depth) per lookup), so highlighting
         a node anywhere below colours the box holding it.
 
-        Cost: O(e) array operations the first time a level is drawn, then O(items + edges of the level).
+        Cost: O(e) array operations the first time a view is drawn, then O(items + edges of the view).
 
         Raises:
             IndexError: no group ``level``.
         """
         if not 0 <= level < len(self.groups):
             raise IndexError(f"no group {level}; the hierarchy has {len(self.groups)}")
+        opened = self.open_groups(level, expanded)
         with ir.collector_paused():
-            direct, counted, outside = self._level_edges(level)
+            direct, counted, outside = self._level_edges(opened)
         graph = self.graph
-        grp = self.groups[level]
         folded: dict[int, int] = {}
-        drawn: list[ir.Node] = []
-        mine = set(grp.nodes)
-        for nid in grp.nodes:
-            node = graph.node(nid)
-            if node.op_type in CONST_OP_TYPES:
-                consumer = next(
-                    (
-                        c
-                        for _, c, _ in graph.all_uses(node)
-                        if c.id in mine and c.op_type not in CONST_OP_TYPES
-                    ),
-                    None,
-                )
-                if consumer is not None:
-                    folded[nid] = consumer.id
-                    continue
-            drawn.append(node)
-        if edge_labels is None:
-            edge_labels = len(drawn) + len(grp.children) <= label_threshold
-        fold_count = Counter(folded.values())
         nodes: list[ViewNode] = []
-        for cid in grp.children:
-            child = self.groups[cid]
-            ops = ", ".join(self.top_ops(cid)) or "Const"
-            nodes.append(
-                ViewNode(
-                    _item_key(cid),
-                    f"{child.size} nodes: {ops}",
-                    child.label,
-                    hidden_neighbours=outside.get(_item_key(cid), 0),
-                    element=group_element_id(cid),
+        clusters: dict[int, tuple[int, str]] = {}
+        boxes: dict[int, list[int]] = {}
+        open_set = set(opened)
+        own: list[tuple[ir.Node, int]] = []
+
+        def place(gid: int, cluster: int) -> None:
+            grp = self.groups[gid]
+            for cid in grp.children:
+                child = self.groups[cid]
+                boxes[cid] = []
+                if cid in open_set:
+                    clusters[cid] = (cluster, f"{child.label}: {child.size} nodes")
+                    place(cid, cid)
+                    continue
+                ops = ", ".join(self.top_ops(cid)) or "Const"
+                nodes.append(
+                    ViewNode(
+                        _item_key(cid),
+                        f"{child.size} nodes: {ops}",
+                        child.label,
+                        hidden_neighbours=outside.get(_item_key(cid), 0),
+                        element=group_element_id(cid),
+                        cluster=cluster,
+                    )
                 )
-            )
-        for node in drawn:
+            mine = set(grp.nodes)
+            for nid in grp.nodes:
+                node = graph.node(nid)
+                if node.op_type in CONST_OP_TYPES:
+                    consumer = next(
+                        (
+                            c
+                            for _, c, _ in graph.all_uses(node)
+                            if c.id in mine and c.op_type not in CONST_OP_TYPES
+                        ),
+                        None,
+                    )
+                    if consumer is not None:
+                        folded[nid] = consumer.id
+                        continue
+                own.append((node, cluster))
+
+        place(level, -1)
+        if edge_labels is None:
+            edge_labels = len(nodes) + len(own) <= label_threshold
+        fold_count = Counter(folded.values())
+        for node, cluster in own:
             nodes.append(
                 ViewNode(
-                    node.id, node.name, node.op_type, fold_count.get(node.id, 0), outside.get(node.id, 0)
+                    node.id,
+                    node.name,
+                    node.op_type,
+                    fold_count.get(node.id, 0),
+                    outside.get(node.id, 0),
+                    cluster=cluster,
                 )
             )
         drawn_ids = {n.id for n in nodes}
@@ -481,7 +543,7 @@ class Hierarchy:
             b = folded.get(b, b)
             if a in drawn_ids and b in drawn_ids and a != b:
                 edges.append(ViewEdge(a, -2, b, -2, str(count) if count > 1 else ""))
-        element_of = _LevelElements(self, level, folded)
+        element_of = _LevelElements(self, opened, folded)
         return GraphView(
             graph.name,
             nodes,
@@ -491,16 +553,19 @@ class Hierarchy:
             edge_labels=edge_labels,
             focused=False,
             element_prefix="n",
-            groups={c: [] for c in grp.children},
+            groups=boxes,
             level=level,
+            clusters=clusters,
+            expanded=opened[1:],
         )
 
-    def counts(self, level: int, node_ids: Iterable[int]) -> dict[str, int]:
-        """Element id of the item of ``level`` -> how many of ``node_ids`` it stands for (nodes not under the
-        level are skipped). O(k * depth)."""
+    def counts(self, level: int, node_ids: Iterable[int], expanded: Iterable[int] = ()) -> dict[str, int]:
+        """Element id of the item of ``level`` (``expanded`` open in place) -> how many of ``node_ids`` it stands
+        for (nodes not under the level are skipped). O(k * depth)."""
         out: Counter[str] = Counter()
+        expanded = tuple(expanded)
         for nid in node_ids:
-            item = self.item_at(level, nid)
+            item = self.item_at(level, nid, expanded)
             if item is not None:
                 out[group_element_id(-item - 1) if item < 0 else node_element_id(item)] += 1
         return dict(out)
@@ -520,11 +585,13 @@ class Hierarchy:
 
 
 class _LevelElements(Mapping[int, str]):
-    """Node id -> element id of the item standing for it in one level (lazy: O(1) per lookup)."""
+    """Node id -> element id of the item standing for it in one view of a level (lazy: O(1) per lookup)."""
 
-    def __init__(self, hierarchy: Hierarchy, level: int, folded: dict[int, int]) -> None:
+    def __init__(self, hierarchy: Hierarchy, opened: tuple[int, ...], folded: dict[int, int]) -> None:
         self._h = hierarchy
-        self._level = level
+        self._level = opened[0]
+        self._opened = opened
+        self._open = frozenset(opened)
         self._folded = folded
         self._group_of = hierarchy.group_of
         self._boxes: list[str | None] | None = None  # group id -> the box standing for it (on first need)
@@ -535,10 +602,10 @@ class _LevelElements(Mapping[int, str]):
         gid = self._group_of.get(node_id)
         if gid is None:
             return default
-        if gid == self._level:
+        if gid in self._open:
             return node_element_id(self._folded.get(node_id, node_id))
         if self._boxes is None:
-            self._boxes = self._h.group_boxes(self._level)
+            self._boxes = self._h.group_boxes(self._level, self._opened[1:])
         el = self._boxes[gid]
         return default if el is None else el
 

@@ -34,6 +34,9 @@ class LevelsMixin:
     #: the node names' group paths for every graph of this workbench (``cache`` of :func:`derive_hierarchy`)
     _name_paths: dict[str, dict[str, tuple[str, ...] | None]] | None = None
     _count_cache: tuple[Any, dict[Any, dict[str, dict[str, int]]]] | None = None
+    #: groups of the current level expanded in place, and the (graph id, level) they belong to
+    _expanded: tuple[int, ...] = ()
+    _expanded_at: tuple[int, int] = (-1, -1)
 
     # provided by the widget
     _graphs: Any
@@ -75,7 +78,9 @@ class LevelsMixin:
             level = 0
         self._level = level
         self.levels = h.breadcrumb(level)
-        return h.level_view(level)
+        if self._expanded_at != (id(graph), level):
+            self._expanded, self._expanded_at = (), (id(graph), level)
+        return h.level_view(level, expanded=self._expanded)
 
     def _levels_beside(self, graph: ir.Graph) -> None:
         """``levels`` for a drawing that is not a level (a focused view): the breadcrumb of the current level when
@@ -103,12 +108,57 @@ class LevelsMixin:
         if not 0 <= group < len(h.groups):
             raise LookupError(f"no group {group}; the hierarchy of {label} has {len(h.groups)} groups")
         self._level = group
+        self._expanded = ()
         self._draw_level(label)  # type: ignore[attr-defined]
         g = h.groups[group]
         self.status_text = (
             f"{g.label if group else 'model'}: {g.size} nodes, {len(g.children)} groups, "
             f"{len(g.nodes)} nodes of its own"
         )
+
+    def expand_group(self, group: int) -> None:
+        """Expand the box of group ``group`` in place: the drawn level is laid out again with the group as a frame
+        holding its own boxes and ops (Model Explorer's expand; :meth:`open_level` draws a group as a level of
+        its own instead). The layout of each set of expanded groups is cached.
+
+        Raises:
+            LookupError: no level is drawn, or ``group`` is not a box of it.
+        """
+        view, label = self._drawn_level()
+        if group in view.clusters:
+            return
+        if group not in view.groups:
+            raise LookupError(f"group {group} is not drawn in this level; its groups: {sorted(view.groups)}")
+        self._expanded = (*view.expanded, group)
+        self._draw_level(label)  # type: ignore[attr-defined]
+        g = self.hierarchy(label).groups[group]
+        self.status_text = f"expanded {g.label}: {g.size} nodes, {len(g.children)} groups, {len(g.nodes)} nodes of its own"
+
+    def collapse_group(self, group: int) -> None:
+        """Collapse the frame of group ``group`` (expanded in place) back into a box, with every group expanded
+        inside it; the level's layout for the remaining expansions comes from the cache when it was drawn before.
+
+        Raises:
+            LookupError: no level is drawn, or ``group`` is not expanded in it.
+        """
+        view, label = self._drawn_level()
+        if group not in view.clusters:
+            raise LookupError(f"group {group} is not expanded in this level; expanded: {list(view.expanded)}")
+        inside = {group}
+        for gid, (parent, _) in view.clusters.items():  # parents come before their children
+            if parent in inside:
+                inside.add(gid)
+        self._expanded = tuple(g for g in view.expanded if g not in inside)
+        self._draw_level(label)  # type: ignore[attr-defined]
+        g = self.hierarchy(label).groups[group]
+        self.status_text = f"collapsed {g.label}"
+
+    def _drawn_level(self) -> tuple[GraphView, str]:
+        view = self._view
+        label = self.snapshot
+        if view is None or not label or view.level is None:
+            raise LookupError("no level of a hierarchy is drawn; call show_overview() first")
+        return view, label
 
     def level_up(self) -> None:
         """Collapse the drawn level into its parent's (the breadcrumb's previous entry); at the root, or when
@@ -150,7 +200,7 @@ class LevelsMixin:
             if name:
                 cand: Counter[str] = Counter()
                 repl: Counter[str] = Counter()
-                boxes = h.group_boxes(view.level)
+                boxes = h.group_boxes(view.level, view.expanded)
                 group_of = h.group_of
                 for row in self.pass_rows(name):  # type: ignore[attr-defined]
                     if row.status == "LINT" or not row.target_ids:
@@ -167,7 +217,7 @@ class LevelsMixin:
             self._count_cache[1][key] = {el: dict(c) for el, c in counts.items()}
         sticky = getattr(self, "_sticky", {}) or {}
         diff = Counter()
-        boxes = h.group_boxes(view.level) if sticky else []
+        boxes = h.group_boxes(view.level, view.expanded) if sticky else []
         for nid, cls in sticky.items():
             if str(cls).startswith("gb_diff"):
                 gid = h.group_of.get(nid)

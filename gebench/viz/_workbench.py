@@ -495,7 +495,8 @@ class Workbench(LevelsMixin, DebuggingMixin, anywidget.AnyWidget):
             self.svg_gz = gz
         self.view_info = {"snapshot": label, "drawn": len(view.nodes), "total": len(graph),
                           "focused": view.focused, "overview": view.overview, "bytes": len(gz),
-                          "level": view.level, "engine": self.layout_cache.last_engine}
+                          "level": view.level, "expanded": list(view.expanded),
+                          "engine": self.layout_cache.last_engine}
         if view.level is None:
             self._levels_beside(graph)  # a focused view keeps the breadcrumb of the level it came from
         self.timings["draw"] = time.perf_counter() - start
@@ -1599,6 +1600,8 @@ class Workbench(LevelsMixin, DebuggingMixin, anywidget.AnyWidget):
             "overview": self.show_overview,
             "open_group": lambda: self.open_group(int(content.get("group", -1))),
             "open_level": lambda: self.open_level(int(content.get("group", 0))),
+            "expand_group": lambda: self.expand_group(int(content.get("group", -1))),
+            "collapse_group": lambda: self.collapse_group(int(content.get("group", -1))),
             "level_up": self.level_up,
             "show_source": lambda: self.show_source(str(content.get("src", ""))),
             "select_pass": lambda: self.select_pass(str(content.get("name", self.selected_pass))),

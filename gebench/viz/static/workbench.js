@@ -299,7 +299,7 @@ function render({ model, el: root }) {
     ["LOST_TO_OVERLAP", "overlap"], ["REPLACEMENT_FAILED", "replacement failed"], ["LINT", "lint"]]) {
     const c = chip(st); c.lastChild.textContent = " " + t; legend.appendChild(c);
   }
-  legend.appendChild(el("span", "gb-keys", "keys: j/k candidates \u00B7 n/N rewrites \u00B7 Backspace back \u00B7 / search \u00B7 f fit"));
+  legend.appendChild(el("span", "gb-keys", "keys: j/k candidates \u00B7 n/N rewrites \u00B7 Backspace back \u00B7 / search \u00B7 f fit \u00B7 c collapse \u00B7 u level up"));
   // the candidate table: filter chips, a sortable header, a virtualized body
   const table = el("div", "gb-table");
   const filters = el("div", "gb-filters");
@@ -666,7 +666,16 @@ function render({ model, el: root }) {
     const x = ev.target.closest ? ev.target.closest("g.gb-expand") : null;
     if (x) { request("expand", { node: parseInt(x.dataset.node, 10) }); return; }
     const g = ev.target.closest ? ev.target.closest("g.node") : null;
-    if (g && g.id && g.id[0] === "g") { request("open_group", { group: parseInt(g.id.slice(1), 10) }); return; }
+    if (g && g.id && g.id[0] === "g") {
+      // a group box expands in place; with Shift it opens as a level of its own (the breadcrumb grows)
+      request(ev.shiftKey ? "open_group" : "expand_group", { group: parseInt(g.id.slice(1), 10) });
+      return;
+    }
+    const frame = !g && ev.target.closest ? ev.target.closest("g.cluster") : null;
+    if (frame && frame.id && frame.id[0] === "x" && ev.target.tagName === "text") {
+      request("collapse_group", { group: parseInt(frame.id.slice(1), 10) });  // a frame's title collapses it
+      return;
+    }
     if (!g || !g.id || g.id[0] !== "n") return;
     if (shownClicked) shownClicked.classList.remove("gb_clicked");
     g.classList.add("gb_clicked"); shownClicked = g;
@@ -1146,11 +1155,16 @@ function render({ model, el: root }) {
   search.addEventListener("focus", () => { if ((model.get("search_hits") || {}).hits?.length) hitList.classList.add("gb-open"); });
   search.addEventListener("blur", () => setTimeout(() => hitList.classList.remove("gb-open"), 200));
 
+  // "c": collapse the group expanded last (its frame and every frame inside it)
+  const collapseLast = () => {
+    const open = (model.get("view_info") || {}).expanded || [];
+    if (open.length) request("collapse_group", { group: open[open.length - 1] });
+  };
   const renderStatus = () => {
     status.textContent = model.get("status_text") || "";
     root.classList.toggle("gb-busy", !!model.get("busy"));
     const info = model.get("view_info") || {};
-    const size = info.overview ? `${info.drawn} groups of ${info.total} nodes (overview; click a group)`
+    const size = info.overview ? `${info.drawn} items of ${info.total} nodes (overview: click a group to expand it, Shift+click to open it alone)`
       : `${info.drawn}/${info.total} nodes${info.focused ? " (focused)" : ""}`;
     title.textContent = model.get("title") + (info.drawn !== undefined ? ` \u2014 ${size}` : "");
     title.title = title.textContent;
@@ -1180,6 +1194,7 @@ function render({ model, el: root }) {
     else if (ev.key === "N" || ev.key === "p") request("next_rewrite", { delta: -1 });
     else if (ev.key === "Backspace" || ev.key === "b") request("back");
     else if (ev.key === "u") request("level_up");
+    else if (ev.key === "c") collapseLast();
     else if (ev.key === "/") search.focus();
     else if (ev.key === "f") fitBtn.onclick();
     else if (ev.key === "F") fitSelection();
