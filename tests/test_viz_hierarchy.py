@@ -629,3 +629,25 @@ def test_candidates_are_counted_on_the_boxes_inside_an_expanded_frame_and_colour
         wb.expand_group(path[len(wb.view.expanded) + 1])
     if h.group_of[mms[0].id] in wb.view.clusters:  # the MatMul's own group is open: the op itself is coloured
         assert f"n{mms[0].id}" in wb.highlight
+
+
+def test_the_layered_layout_draws_frames_around_the_items_of_expanded_groups():
+    g = transformer_like(3000)
+    h = derive_hierarchy(g, max_children=30)
+    outer, inner = _expandable(h)
+    view = h.level_view(0, expanded=[outer, inner])
+    svg, _ = layered_svg(view, engine="simple")
+    frames = dict(re.findall(r'<g id="x(\d+)" class="cluster gb_cluster">\s*<polygon[^>]* points="([^"]*)"', svg))
+    assert set(frames) == {str(outer), str(inner)}
+
+    def box(points: str) -> tuple[float, float, float, float]:
+        xy = [tuple(map(float, p.split(","))) for p in points.split()]
+        return min(x for x, _ in xy), min(y for _, y in xy), max(x for x, _ in xy), max(y for _, y in xy)
+
+    o, i = box(frames[str(outer)]), box(frames[str(inner)])
+    assert o[0] < i[0] and o[1] < i[1] and i[2] < o[2] and i[3] < o[3]  # the inner frame inside the outer one
+    for n in view.nodes:  # every item of a frame inside it
+        if n.cluster == inner:
+            m = re.search(rf'<g id="n{n.id}" class="node[^"]*">\s*<polygon[^>]* points="([^"]*)"', svg)
+            b = box(m.group(1))
+            assert i[0] <= b[0] and i[1] <= b[1] and b[2] <= i[2] and b[3] <= i[3]

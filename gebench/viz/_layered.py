@@ -194,13 +194,26 @@ def layered_svg(view: GraphView, *, engine: str | None = None) -> tuple[str, str
 def _draw(view: GraphView, pos: dict[int, tuple[float, float]], bends: dict) -> str:
     e = html.escape
     sizes = {n.id: _size(n) for n in view.nodes}
-    width = max((pos[i][0] + sizes[i][0] / 2 for i in pos), default=0.0) + 8
-    height = max((pos[i][1] + sizes[i][1] / 2 for i in pos), default=0.0) + 8
+    frames = _frame_boxes(view, pos, sizes) if view.clusters else {}
+    left = min((b[0] for b in frames.values()), default=0.0)
+    top = min((b[1] for b in frames.values()), default=0.0)
+    left, top = min(left, 0.0), min(top, 0.0)
+    width = max([*(pos[i][0] + sizes[i][0] / 2 for i in pos), *(b[2] for b in frames.values()), 0.0]) - left + 8
+    height = max([*(pos[i][1] + sizes[i][1] / 2 for i in pos), *(b[3] for b in frames.values()), 0.0]) - top + 8
     out = [
         f'<svg width="{width:.0f}pt" height="{height:.0f}pt" viewBox="0.00 0.00 {width:.2f} {height:.2f}" '
         'xmlns="http://www.w3.org/2000/svg" xmlns:xlink="http://www.w3.org/1999/xlink">',
-        '<g id="gb_graph" class="graph" transform="translate(4 4)">',
+        f'<g id="gb_graph" class="graph" transform="translate({4 - left:g} {4 - top:g})">',
     ]
+    for gid, (x0, y0, x1, y1) in frames.items():
+        out.append(f'<g id="x{gid}" class="cluster gb_cluster">')
+        out.append(
+            f'<polygon fill="none" stroke="#8a909a" stroke-dasharray="5,2" points="{x1:.1f},{y0:.1f} '
+            f'{x0:.1f},{y0:.1f} {x0:.1f},{y1:.1f} {x1:.1f},{y1:.1f} {x1:.1f},{y0:.1f}"/>'
+        )
+        out.append(f'<text x="{x0 + 4:.1f}" y="{y0 + 10:.1f}" font-size="9.00">'
+                   f"{html.escape(_short(view.clusters[gid][1]))}</text>")
+        out.append("</g>")
     for n in view.nodes:
         if n.id not in pos:
             continue
@@ -273,3 +286,33 @@ def _draw(view: GraphView, pos: dict[int, tuple[float, float]], bends: dict) -> 
         out.append("</g>")
     out.append("</g>\n</svg>\n")
     return "\n".join(out)
+
+
+def _frame_boxes(view: GraphView, pos: dict[int, tuple[float, float]],
+                 sizes: dict[int, tuple[float, float]]) -> dict[int, tuple[float, float, float, float]]:
+    """The dashed frames of the groups expanded in place (``view.clusters``), as graphviz draws clusters: each
+    around the boxes of its items and the frames inside it, with room for its title above. This layout does not
+    keep a frame's items together, so a frame may also pass over other boxes; it is an outline only.
+    O(nodes * depth + frames)."""
+    bounds: dict[int, list[float]] = {}
+    depth: dict[int, int] = {}
+    for gid, (parent, _label) in view.clusters.items():  # parents come before their children
+        depth[gid] = depth.get(parent, -1) + 1
+    for n in view.nodes:
+        if n.cluster < 0 or n.id not in pos:
+            continue
+        (x, y), (w, h) = pos[n.id], sizes[n.id]
+        gid = n.cluster
+        while gid >= 0 and gid in view.clusters:  # the node widens its frame and every frame around it
+            b = bounds.setdefault(gid, [x - w / 2, y - h / 2, x + w / 2, y + h / 2])
+            b[0], b[1] = min(b[0], x - w / 2), min(b[1], y - h / 2)
+            b[2], b[3] = max(b[2], x + w / 2), max(b[3], y + h / 2)
+            gid = view.clusters[gid][0]
+    deepest = max(depth.values(), default=0)
+    out: dict[int, tuple[float, float, float, float]] = {}
+    for gid in view.clusters:
+        if gid in bounds:
+            levels = deepest - depth[gid] + 1  # outer frames sit around inner ones and their titles
+            x0, y0, x1, y1 = bounds[gid]
+            out[gid] = (x0 - 6 * levels, y0 - 14 * levels, x1 + 6 * levels, y1 + 6 * levels)
+    return out
