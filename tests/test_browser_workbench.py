@@ -285,6 +285,14 @@ def test_large_graph_levels_expand_and_collapse(tmp_path: Path) -> None:
             root.locator(".gb-main-pane svg g#x3 > text").first.dispatch_event("click")
             root.locator(".gb-main-pane svg g#g3").wait_for(state="attached", timeout=30_000)
             assert root.locator(".gb-main-pane svg g.cluster").count() == 0
+            # keys: "e" expands the box under the pointer, "c" collapses the last frame
+            root.locator(".gb-main-pane svg g#g3").dispatch_event("mouseover")
+            root.focus()
+            page.keyboard.press("e")
+            root.locator(".gb-main-pane svg g#x3").wait_for(state="attached", timeout=30_000)
+            page.keyboard.press("c")
+            root.locator(".gb-main-pane svg g#g3").wait_for(state="attached", timeout=30_000)
+            assert root.locator(".gb-main-pane svg g.cluster").count() == 0
             # Shift+click opens a group as a level of its own (the breadcrumb grows), down to the ops
             root.locator(".gb-main-pane svg g#g3").dispatch_event("click", {"shiftKey": True})
             page.wait_for_function(f"() => ({crumbs})() === 2 && !{DRAWING}('.gb-main-pane').querySelector('svg g#g3')")

@@ -651,3 +651,29 @@ def test_the_layered_layout_draws_frames_around_the_items_of_expanded_groups():
             m = re.search(rf'<g id="n{n.id}" class="node[^"]*">\s*<polygon[^>]* points="([^"]*)"', svg)
             b = box(m.group(1))
             assert i[0] <= b[0] and i[1] <= b[1] and b[2] <= i[2] and b[3] <= i[3]
+
+
+def test_revealing_a_node_expands_every_group_down_to_it_and_keeps_it_selected():
+    g = transformer_like(3000)
+    wb = Workbench(g, threshold=1500)
+    relu = g.node_by_name("blk300/relu")
+    wb.select_node(relu.id)
+    assert wb.view_info["focused"]  # a focused view around the node
+    wb._on_message(wb, {"action": "expand_group", "group": -1}, [])  # "e" over no box: reveal the selection
+    h = wb.hierarchy()
+    path = h.path(h.group_of[relu.id])
+    assert wb.view.level == 0 and wb.view.expanded == tuple(path[1:]) and len(path) > 2
+    assert wb.view.element_of[relu.id] == f"n{relu.id}" and f'id="n{relu.id}"' in wb.svg
+    assert wb.selected_node == relu.id and "blk300/relu in the model" in wb.status_text
+    # from a level drawn below the root, the path is expanded from that level on
+    wb.open_level(path[1])
+    wb.reveal_node(relu.id)
+    assert wb.view.level == path[1] and wb.view.expanded == tuple(path[2:])
+    with pytest.raises(LookupError, match="no node"):
+        wb.reveal_node(10**7)
+    small = Workbench(transformer_like(300), threshold=1500)
+    with pytest.raises(LookupError, match="drawn whole"):
+        small.reveal_node(0)
+    small.selected_node = -1
+    small._on_message(small, {"action": "expand_group", "group": -1}, [])
+    assert "select a node" in small.status_text

@@ -134,6 +134,33 @@ class LevelsMixin:
         g = self.hierarchy(label).groups[group]
         self.status_text = f"expanded {g.label}: {g.size} nodes, {len(g.children)} groups, {len(g.nodes)} nodes of its own"
 
+    def reveal_node(self, node: int) -> None:
+        """Draw the current level (the root when ``node`` is not under it) with every group on the way down to
+        node id ``node`` expanded in place, so the node itself is drawn inside nested frames: from a focused view
+        (a selected node or candidate), where the node sits in the model. The node stays selected.
+
+        Raises:
+            LookupError: nothing is drawn, the drawn graph is small enough to be drawn whole (it has no levels),
+                or it has no node ``node``.
+        """
+        label = self.snapshot
+        if not label or label not in self._graphs:
+            raise LookupError("nothing is drawn yet")
+        graph = self._graphs[label]
+        if len(graph) <= self.threshold:  # type: ignore[attr-defined]
+            raise LookupError(f"{label} is drawn whole ({len(graph)} nodes); it has no levels to expand")
+        h = self._hierarchy_of(graph)
+        gid = h.group_of.get(node)
+        if gid is None:
+            raise LookupError(f"no node #{node} in {label}")
+        path = h.path(gid)
+        level = self._level if self._level in path else 0
+        self._level = level
+        self._expanded, self._expanded_at = tuple(path[path.index(level) + 1:]), (id(graph), level)
+        self._draw_level(label)  # type: ignore[attr-defined]
+        self.status_text = (f"{graph.node(node).name} in the model: {len(self._expanded)} group"
+                            f"{'' if len(self._expanded) == 1 else 's'} expanded")
+
     def collapse_group(self, group: int) -> None:
         """Collapse the frame of group ``group`` (expanded in place) back into a box, with every group expanded
         inside it; the level's layout for the remaining expansions comes from the cache when it was drawn before.

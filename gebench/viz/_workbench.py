@@ -1600,7 +1600,7 @@ class Workbench(LevelsMixin, DebuggingMixin, anywidget.AnyWidget):
             "overview": self.show_overview,
             "open_group": lambda: self.open_group(int(content.get("group", -1))),
             "open_level": lambda: self.open_level(int(content.get("group", 0))),
-            "expand_group": lambda: self.expand_group(int(content.get("group", -1))),
+            "expand_group": lambda: self._expand_from_page(int(content.get("group", -1))),
             "collapse_group": lambda: self.collapse_group(int(content.get("group", -1))),
             "level_up": self.level_up,
             "show_source": lambda: self.show_source(str(content.get("src", ""))),
@@ -1633,6 +1633,16 @@ class Workbench(LevelsMixin, DebuggingMixin, anywidget.AnyWidget):
         except Exception as exc:  # shown in the status line: the user clicked a button
             _log.debug("workbench action %s failed", action, exc_info=True)
             self.status_text = f"{action}: {type(exc).__name__}: {exc}"
+
+    def _expand_from_page(self, group: int) -> None:
+        """The page's expand (a click on a group box, or ``e``): group ``group`` in place; without a group (``e``
+        with the pointer over no box), the way down to the selected node (:meth:`reveal_node`)."""
+        if group >= 0:
+            self.expand_group(group)
+        elif self.selected_node >= 0:
+            self.reveal_node(self.selected_node)
+        else:
+            raise LookupError("point at a group box, or select a node, to expand")
 
     def _send_names(self, content: dict) -> None:
         """Full names of drawn nodes (``n<id>`` element ids) whose labels the drawing shortened."""

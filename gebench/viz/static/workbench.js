@@ -299,7 +299,7 @@ function render({ model, el: root }) {
     ["LOST_TO_OVERLAP", "overlap"], ["REPLACEMENT_FAILED", "replacement failed"], ["LINT", "lint"]]) {
     const c = chip(st); c.lastChild.textContent = " " + t; legend.appendChild(c);
   }
-  legend.appendChild(el("span", "gb-keys", "keys: j/k candidates \u00B7 n/N rewrites \u00B7 Backspace back \u00B7 / search \u00B7 f fit \u00B7 c collapse \u00B7 u level up"));
+  legend.appendChild(el("span", "gb-keys", "keys: j/k candidates \u00B7 n/N rewrites \u00B7 Backspace back \u00B7 / search \u00B7 f fit \u00B7 e/c expand/collapse \u00B7 u level up"));
   // the candidate table: filter chips, a sortable header, a virtualized body
   const table = el("div", "gb-table");
   const filters = el("div", "gb-filters");
@@ -1155,8 +1155,22 @@ function render({ model, el: root }) {
   search.addEventListener("focus", () => { if ((model.get("search_hits") || {}).hits?.length) hitList.classList.add("gb-open"); });
   search.addEventListener("blur", () => setTimeout(() => hitList.classList.remove("gb-open"), 200));
 
-  // "c": collapse the group expanded last (its frame and every frame inside it)
+  // the group box or frame under the pointer, for the keys: "e" expands the box, "c" collapses the frame
+  let hovered = null;
+  drawing.addEventListener("mouseover", (ev) => {
+    const t = ev.target.closest ? ev.target.closest("g.node, g.cluster") : null;
+    hovered = t && t.id && (t.id[0] === "g" || t.id[0] === "x") ? t.id : null;
+  });
+  content.addEventListener("mouseleave", () => { hovered = null; });
+  // "e": the box under the pointer expands in place ("E": opens as a level of its own); over no box, the groups
+  // down to the selected node expand (where the selection sits in the model)
+  const expandHovered = (alone) => {
+    if (hovered && hovered[0] === "g") request(alone ? "open_group" : "expand_group", { group: parseInt(hovered.slice(1), 10) });
+    else if (!alone) request("expand_group", { group: -1 });
+  };
+  // "c": collapse the frame under the pointer, else the group expanded last (with every frame inside it)
   const collapseLast = () => {
+    if (hovered && hovered[0] === "x") { request("collapse_group", { group: parseInt(hovered.slice(1), 10) }); return; }
     const open = (model.get("view_info") || {}).expanded || [];
     if (open.length) request("collapse_group", { group: open[open.length - 1] });
   };
@@ -1195,6 +1209,7 @@ function render({ model, el: root }) {
     else if (ev.key === "Backspace" || ev.key === "b") request("back");
     else if (ev.key === "u") request("level_up");
     else if (ev.key === "c") collapseLast();
+    else if (ev.key === "e" || ev.key === "E") expandHovered(ev.key === "E");
     else if (ev.key === "/") search.focus();
     else if (ev.key === "f") fitBtn.onclick();
     else if (ev.key === "F") fitSelection();
