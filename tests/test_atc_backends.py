@@ -229,7 +229,8 @@ def test_run_atc_command_can_be_called_directly(clean_env):
 def test_compile_backend_flags(clean_env, monkeypatch):
     import argparse
 
-    from gebench.exec.backends import BackendError, add_backend_arguments, build_from_args
+    from gebench.cli._backend_args import add_backend_arguments
+    from gebench.exec.backends import BackendError, build_from_args
 
     parser = argparse.ArgumentParser()
     add_backend_arguments(parser)
@@ -264,3 +265,10 @@ def test_gebench_compile_with_the_ascend_backend(clean_env, monkeypatch, capsys)
     assert "--framework=1" in record["argv"] and [op[1] for op in record["ops"]][:2] == ["Data", "Const"]
     code, out, _ = cli(["compile", str(model), "--output", str(clean_env / "ref")], capsys)
     assert code == 0 and f"reference: {clean_env / 'ref.air'}" in out
+
+
+def test_the_cli_offers_exactly_the_backends_there_are():
+    from gebench.cli._backend_args import BACKEND_NAMES
+    from gebench.exec.backends import BACKENDS
+
+    assert BACKEND_NAMES == tuple(sorted(BACKENDS))

@@ -117,3 +117,9 @@ def test_register_command_rejects_a_setup_string_without_a_function():
     with pytest.raises(ValueError, match="module:function"):
         cli.register_command("gebench-bad-probe", "gebench_lazy_probe", "bad")
     assert "gebench-bad-probe" not in cli._COMMANDS
+
+
+def test_compile_help_imports_no_heavy_library():
+    status, out, heavy = _imported_by(["compile", "--help"])
+    assert status == 0 and "--backend {ascend,reference}" in out
+    assert heavy == set(), sorted(heavy)

@@ -192,12 +192,9 @@ def _setup_compile(parser: argparse.ArgumentParser) -> Callable[[argparse.Namesp
     parser.add_argument("--hook-timeout", type=_seconds, default=None, metavar="SECONDS",
                         help="fail a pass whose hook (meet_requirements, replacement, run, ...) runs longer than this; "
                              "off by default, as in GE")
-    try:
-        from gebench.exec.backends import add_backend_arguments
-    except ImportError as exc:
-        _log.debug("no backends: %s", exc)
-    else:
-        add_backend_arguments(parser)  # --backend, --soc-version, --output, --atc-on-model
+    from gebench.cli._backend_args import add_backend_arguments
+
+    add_backend_arguments(parser)  # --backend, --soc-version, --output, --atc-on-model
     return _run_compile
 
 

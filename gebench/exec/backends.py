@@ -25,7 +25,6 @@ from gebench import ir
 
 __all__ = [
     "BACKENDS",
-    "add_backend_arguments",
     "build_from_args",
     "AscendBackend",
     "BackendError",
@@ -253,23 +252,9 @@ def get_backend(name: str = "reference") -> ReferenceBackend | AscendBackend:
         raise ValueError(f"unknown backend {name!r}; choose one of {sorted(BACKENDS)}") from None
 
 
-def add_backend_arguments(parser: Any) -> None:
-    """Add ``--backend``, ``--soc-version``, ``--output`` and ``--atc-on-model`` to an argparse parser (for
-    ``gebench compile``); pair with :func:`build_from_args`."""
-    parser.add_argument("--backend", choices=sorted(BACKENDS), default="reference",
-                        help="reference: gebench only (default); ascend: hand the result to CANN's atc")
-    parser.add_argument("--soc-version", dest="soc_version", default=None, metavar="SOC",
-                        help="atc --soc_version for the ascend backend (for example Ascend910B1)")
-    parser.add_argument("--output", default=None, metavar="PATH",
-                        help="where the backend writes its model (PATH.air for reference, PATH.om for ascend)")
-    parser.add_argument("--atc-on-model", dest="atc_on_model", action="store_true",
-                        help="ascend: compile the original model with ASCEND_GE_PY_PASS_PATH set to the same passes "
-                             "instead of the AIR export of gebench's result")
-
-
 def build_from_args(args: Any, graph: ir.Graph, *, model_path: str | os.PathLike[str] | None = None,
                     pass_path: str | None = None) -> BuildResult | None:
-    """Run the backend chosen by :func:`add_backend_arguments`'s flags on the compiled ``graph``.
+    """Run the backend chosen by the flags of ``gebench compile`` (``gebench.cli._backend_args``) on the compiled ``graph``.
 
     Returns None when no ``--output`` was given with the reference backend (nothing to write).
 
