@@ -6,6 +6,7 @@ import itertools
 import logging
 import math
 import struct
+from array import array
 from collections.abc import Iterable, Iterator, Sequence
 from typing import Any
 
@@ -72,7 +73,8 @@ _I64 = struct.Struct("<q")
 
 
 def _first_free_after(p: float, hi: float, taken: set[float]) -> float:
-    """A float above the taken position ``p`` that is not in ``taken``: the first one when it is at most
+    """A float above the taken position ``p`` that is not in ``taken`` and not integral (integral positions are
+    never in ``taken``, see ``Graph._taken``, and count as taken): the first one when it is at most
     :data:`_PLACE_WALK` floats away, or when the floats from ``p`` up to it are all taken; a float ``>= hi`` when
     none was found below ``hi``.
 
@@ -86,10 +88,10 @@ def _first_free_after(p: float, hi: float, taken: set[float]) -> float:
     nextafter = math.nextafter
     for _ in range(_PLACE_WALK):
         p = nextafter(p, hi)
-        if p >= hi or p not in taken:
+        if p >= hi or not (p in taken or p.is_integer()):
             return p
     if p <= 0.0:  # the bit patterns order positive floats only; positions below zero are rare
-        while p in taken and p < hi:
+        while (p in taken or p.is_integer()) and p < hi:
             p = nextafter(p, hi)
         return p
     low = _I64.unpack(_F64.pack(p))[0]  # taken
@@ -97,18 +99,38 @@ def _first_free_after(p: float, hi: float, taken: set[float]) -> float:
     step = 1
     while low + step < top:
         probe = low + step
-        if _F64.unpack(_I64.pack(probe))[0] not in taken:
+        f = _F64.unpack(_I64.pack(probe))[0]
+        if not (f in taken or f.is_integer()):
             top = probe
             break
         low = probe
         step += step
     while top - low > 1:
         mid = (low + top) // 2
-        if _F64.unpack(_I64.pack(mid))[0] in taken:
+        f = _F64.unpack(_I64.pack(mid))[0]
+        if f in taken or f.is_integer():
             low = mid
         else:
             top = mid
     return _F64.unpack(_I64.pack(top))[0]
+
+
+#: what ``Graph._pos`` holds at the id of a node not in the graph
+_NO_POSITION = math.nan
+
+
+def _set_row(table: list[Any], node_id: int, row: Any) -> None:
+    """``table[node_id] = row``, growing ``table`` with None up to ``node_id`` first."""
+    if node_id >= len(table):
+        table.extend([None] * (node_id + 1 - len(table)))
+    table[node_id] = row
+
+
+def _set_position(table: array[float], node_id: int, position: float) -> None:
+    """``table[node_id] = position``, growing ``table`` with :data:`_NO_POSITION` up to ``node_id`` first."""
+    if node_id >= len(table):
+        table.extend(array("d", [_NO_POSITION]) * (node_id + 1 - len(table)))
+    table[node_id] = position
 
 
 #: The attributes a staged graph builds on first read (all set by ``Graph._empty_tables``).
@@ -119,7 +141,9 @@ _STAGED_TABLES = frozenset({"_store", "_by_type", "_producers", "_uses", "_ctrl_
 class Graph:
     """A GE graph: nodes with typed anchors, data edges, control edges and subgraphs.
 
-    Storage: tables keyed by node id, kept current by every mutation (all O(1) or O(degree) to maintain):
+    Storage: tables keyed by node id, kept current by every mutation (all O(1) or O(degree) to maintain; the
+    edge rows and the positions are lists and a float array indexed by id, so their memory is O(largest id), not
+    a dict entry per node):
 
     * ``node id -> Node`` and ``name -> node id`` (:meth:`node`, :meth:`node_by_name`),
     * ``op type -> node ids`` (:meth:`nodes_of_type`),
@@ -152,15 +176,22 @@ class Graph:
         """The indexes and positions of a graph without nodes (:data:`_STAGED_TABLES`); no networkx view yet."""
         self._store: nx.MultiDiGraph | None = None  # the networkx view once someone asked for it
         self._by_type: dict[str, dict[int, None]] = {}
-        self._producers: dict[int, list[tuple[int, int] | None]] = {}
+        # the data-edge tables are lists indexed by node id (None at the id of a node not in the graph; memory
+        # O(largest id), no dict entry per node): read them only at ids of nodes in the graph
+        # producers: node id -> per input port, (producer id, its output port) or None when unfed
+        self._producers: list[list[tuple[int, int] | None] | None] = []
         # data uses: node id -> per output port, its (consumer id, input port) keys in the order the edges were added
         # (a dict per port: a use is found and removed in O(1), and the rest keep their order; copy with dict.copy)
-        self._uses: dict[int, list[dict[tuple[int, int], None]]] = {}
+        self._uses: list[list[dict[tuple[int, int], None]] | None] = []
         # control edges: node id -> its control successors (predecessors), in the order the edges were added; a
         # node without control edges has no entry
         self._ctrl_succ: dict[int, dict[int, None]] = {}
         self._ctrl_pred: dict[int, dict[int, None]] = {}
-        self._pos: dict[int, float] = {}
+        # topological positions: an array of floats indexed by node id (no float object or dict entry per node;
+        # ids of removed nodes hold NaN); read it only at ids of nodes in the graph
+        self._pos: array[float] = array("d")
+        # the positions that are not integral (what place_between gave): integral ones are not listed and every
+        # integral float counts as taken, so a freshly imported graph lists none
         self._taken: set[float] = set()
         self._n_ctrl = 0  # control edges in the graph
         self._next_pos = 0.0
@@ -474,14 +505,24 @@ class Graph:
             self._by_type[op_type] = {node_id: None}
         else:
             bucket[node_id] = None
-        self._producers[node_id] = [None] * len(node.inputs)
         uses: list[dict[tuple[int, int], None]] = []
         for _ in node.outputs:  # a plain loop: a comprehension costs a function call on Python 3.11
             uses.append({})
-        self._uses[node_id] = uses
+        producers, all_uses = self._producers, self._uses
+        if node_id == len(producers):
+            producers.append([None] * len(node.inputs))
+            all_uses.append(uses)
+        else:
+            _set_row(producers, node_id, [None] * len(node.inputs))
+            _set_row(all_uses, node_id, uses)
         pos = self._next_pos
-        self._pos[node_id] = pos
-        self._taken.add(pos)
+        table = self._pos
+        if node_id == len(table):
+            table.append(pos)
+        else:
+            _set_position(table, node_id, pos)
+        if not pos.is_integer():
+            self._taken.add(pos)
         self._next_pos = pos + 1.0
         store = self._store
         if store is not None:
@@ -540,7 +581,8 @@ class Graph:
         if not bucket:
             del self._by_type[op_type]
         self._taken.discard(self._pos[nid])
-        del self._producers[nid], self._uses[nid], self._pos[nid]
+        self._pos[nid] = _NO_POSITION
+        producers[nid] = all_uses[nid] = None
         node._graph = None
 
     def _drop_control_edges(self, nid: int) -> None:
@@ -1066,7 +1108,7 @@ class Graph:
             p = lo + step * (i + 1)
             if p <= previous:  # else p is already at least the float after ``previous``
                 p = math.nextafter(previous, hi)
-            if p in taken:
+            if p in taken or p.is_integer():
                 p = _first_free_after(p, hi, taken)
             if p >= hi or p <= previous:
                 self._renumber()
@@ -1082,16 +1124,18 @@ class Graph:
             self._keep_positions((node.id,))
         self._taken.discard(self._pos[node.id])
         self._pos[node.id] = position
-        self._taken.add(position)
+        if not position.is_integer():
+            self._taken.add(position)
 
     def _renumber(self) -> None:
         if self._journals:
-            self._keep_positions(list(self._pos))
-        for i, nid in enumerate(sorted(self._pos, key=self._pos.__getitem__)):
-            self._pos[nid] = float(i) * 1024.0
-        self._taken = set(self._pos.values())
-        self._next_pos = float(len(self._pos)) * 1024.0
-        _log.debug("graph %s: renumbered %d topological positions", self.name, len(self._pos))
+            self._keep_positions(list(self._nodes))
+        pos = self._pos
+        for i, nid in enumerate(sorted(self._nodes, key=pos.__getitem__)):
+            pos[nid] = float(i) * 1024.0
+        self._taken = set()  # every position is integral now
+        self._next_pos = float(len(self._nodes)) * 1024.0
+        _log.debug("graph %s: renumbered %d topological positions", self.name, len(self._nodes))
 
     # ------------------------------------------------------------------ reachability
     def reaches_any(self, starts: Iterable[Node], targets: set[int], *, limit: float | None = None) -> bool:
@@ -1175,24 +1219,27 @@ class Graph:
         clone = Graph(self.name if name is None else name)
         clone.attrs = copy_attrs(self.attrs)
         clone.parent_node_name = self.parent_node_name
+        if not share:
+            clone._producers = [None] * len(self._producers)
+            clone._uses = [None] * len(self._uses)
         for nid, node in self._nodes.items():
             c = node._share_into(clone) if share else node._clone_into(clone, nid, node._name)
             clone._nodes[nid] = c
             clone._by_name[c._name] = nid
             clone._by_type.setdefault(c._op_type, {})[nid] = None
             if not share:
-                clone._producers[nid] = self._producers[nid].copy()
-                clone._uses[nid] = list(map(dict.copy, self._uses[nid]))
+                clone._producers[nid] = self._producers[nid].copy()  # type: ignore[union-attr]
+                clone._uses[nid] = list(map(dict.copy, self._uses[nid]))  # type: ignore[arg-type]
         if share:  # the rows too: both graphs copy a node's rows before they change them
-            clone._producers = dict(self._producers)
-            clone._uses = dict(self._uses)
+            clone._producers = self._producers.copy()
+            clone._uses = self._uses.copy()
             clone._share_below = self._share_below = self._next_id
             clone._owned = set()
             self._owned = set()
             clone._rows_below = self._rows_below = self._next_id
             clone._rows_owned = set()
             self._rows_owned = set()
-        clone._pos = dict(self._pos)
+        clone._pos = array("d", self._pos)
         clone._taken = set(self._taken)
         clone._next_pos = self._next_pos
         clone._next_id = self._next_id
@@ -1232,13 +1279,18 @@ class Graph:
         if {k: set(v) for k, v in self._by_type.items()} != by_type:
             raise GraphError(f"graph {self.name!r}: op-type index is stale")
         data_edges: set[tuple[int, int, int, int]] = set()
-        for dst, prods in self._producers.items():
-            for port, prod in enumerate(prods):
+        rows = len(self._producers)
+        if len(self._uses) != rows or any(nid >= rows for nid in self._nodes) or any(
+                (row is not None) != (nid in self._nodes) for nid, row in enumerate(self._producers)) or any(
+                (row is not None) != (nid in self._nodes) for nid, row in enumerate(self._uses)):
+            raise GraphError(f"graph {self.name!r}: the edge tables hold rows of nodes not in the graph, or miss some")
+        for dst in self._nodes:
+            for port, prod in enumerate(self._producers[dst]):  # type: ignore[arg-type]
                 if prod is not None:
                     data_edges.add((prod[0], prod[1], dst, port))
         use_edges: set[tuple[int, int, int, int]] = set()
-        for src, ports in self._uses.items():
-            for sp, uses in enumerate(ports):
+        for src in self._nodes:
+            for sp, uses in enumerate(self._uses[src]):  # type: ignore[arg-type]
                 if type(uses) is not dict:
                     raise GraphError(f"graph {self.name!r}: the uses of #{src}:{sp} are a {type(uses).__name__}, "
                                      "not a dict (copy use tables with dict.copy)")
@@ -1274,8 +1326,11 @@ class Graph:
             expected = data_edges | {(u, CONTROL_PORT, v, CONTROL_PORT) for u, v in ctrl_edges}
             if view_edges != expected or store.number_of_edges() != len(expected):
                 raise GraphError(f"graph {self.name!r}: the networkx view and the edge tables disagree")
-        if len(set(self._pos.values())) != len(self._pos) or self._taken != set(self._pos.values()):
+        positions = [self._pos[nid] for nid in self._nodes]
+        if len(set(positions)) != len(positions) or any(math.isnan(p) for p in positions):
             raise GraphError(f"graph {self.name!r}: two nodes share a topological position")
+        if self._taken != {p for p in positions if not p.is_integer()}:
+            raise GraphError(f"graph {self.name!r}: the set of non-integral positions is stale")
         for sub in self.subgraphs.values():
             sub.verify()
 

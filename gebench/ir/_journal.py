@@ -19,6 +19,8 @@ the journal was opened.
 
 from __future__ import annotations
 
+import math
+from array import array
 from typing import TYPE_CHECKING, Any
 
 from ._tensor import copy_attrs
@@ -134,7 +136,9 @@ class GraphJournal:
         ids.extend(nid for nid in kept_nodes if nid not in live_nodes)
         ids.sort()
         nodes, by_name, by_type = snap._nodes, snap._by_name, snap._by_type
-        producers, uses, pos = snap._producers, snap._uses, snap._pos
+        snap._producers = producers = [None] * next_id  # indexed by id (see Graph._producers)
+        snap._uses = uses = [None] * next_id
+        snap._pos = pos = array("d", [math.nan]) * next_id  # indexed by id (see Graph._pos)
         ctrl_succ, ctrl_pred = snap._ctrl_succ, snap._ctrl_pred
         live_pos, saved_pos = live._pos, self.positions
         fromkeys = dict.fromkeys
@@ -172,7 +176,7 @@ class GraphJournal:
         snap._owned = set()
         live._owned = {nid for nid in live._owned if nid >= next_id}  # shared again with the snapshot
         live._share_below = max(live._share_below, next_id)
-        snap._taken = set(pos.values())
+        snap._taken = {p for p in map(pos.__getitem__, ids) if not p.is_integer()}
         snap._next_pos = self.next_pos
         snap._next_id = next_id
         snap._name_counters = self.name_counters

@@ -630,10 +630,10 @@ def _graph_order(graph: ir.Graph) -> tuple[np.ndarray, list[ir.Node], np.ndarray
     """The node ids in graph order (topological positions), the nodes in that order, and node id -> graph-order
     index (-1 where no node). Reads the graph's position and node tables in bulk: O(n) C-level work and one numpy
     sort, no per-node Python call (``Graph.nodes()`` sorts with a Python key per node)."""
-    positions = graph._pos
-    n = len(positions)
-    ids = np.fromiter(positions.keys(), dtype=np.int64, count=n)
-    pos = np.fromiter(positions.values(), dtype=np.float64, count=n)
+    n = len(graph._nodes)
+    ids = np.fromiter(graph._nodes.keys(), dtype=np.int64, count=n)
+    ids.sort()
+    pos = np.frombuffer(graph._pos, dtype=np.float64)[ids] if n else np.empty(0)  # a copy: the buffer is let go
     ids = ids[np.argsort(pos, kind="stable")]
     nodes = list(map(graph._nodes.__getitem__, ids.tolist()))
     index_of = np.full(int(ids.max()) + 1 if n else 0, -1, dtype=np.int64)
