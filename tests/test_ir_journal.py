@@ -13,7 +13,8 @@ from gebench.fusion.snapshots import SnapshotMap
 from gebench.ir import Graph, GraphError, GraphJournal, TensorDesc, first_difference
 from ir_mutations import STRUCTURAL, mutate
 
-OPS = st.sampled_from([*STRUCTURAL, "set_attr", "set_desc", "set_desc_only", "add_anchor", "journal", "subgraph"])
+OPS = st.sampled_from([*STRUCTURAL, "set_attr", "set_desc", "set_desc_only", "set_one_desc", "add_anchor", "journal",
+                       "subgraph"])
 
 
 def _random_graph(n: int) -> Graph:
@@ -29,7 +30,7 @@ def _random_graph(n: int) -> Graph:
 
 def _mutate(g: Graph, op: str, a: int, b: int, port: int) -> None:
     """A structural mutation (``ir_mutations.mutate``) or an in-place change announced with ``touch`` (or, for a
-    change of descs only, ``touch_descs``)."""
+    change of descs only, ``touch_descs``, or of one desc, ``touch_desc``)."""
     nodes = g.nodes()
     if op in STRUCTURAL or not nodes:
         mutate(g, op if nodes else "add_node", a, b, port)
@@ -49,6 +50,14 @@ def _mutate(g: Graph, op: str, a: int, b: int, port: int) -> None:
             g.touch_descs(node)
             node.outputs[0].shape = (port, b % 5)
             node.outputs[0].attrs["y"] = a
+    elif op == "set_one_desc":  # what inference does to one anchor: the desc it returns is the one to change
+        node = nodes[a % len(nodes)]
+        anchors = [(True, i) for i in range(len(node.outputs))] + [(False, i) for i in range(len(node.inputs))]
+        if anchors:
+            output, index = anchors[b % len(anchors)]
+            desc = g.touch_desc(node, output, index)
+            desc.shape = (port, a % 3)
+            desc.attrs["z"] = b
     elif op == "add_anchor":
         g.add_input_anchor(nodes[a % len(nodes)], TensorDesc.of(ir.DataType.DT_INT32, [port]))
     elif op == "subgraph":
@@ -278,20 +287,26 @@ def test_journals_on_copy_on_write_copies_keep_their_moment_while_every_side_cha
         g.verify()
 
 
-def test_a_journal_copy_of_descs_shares_attrs_until_the_next_touch():
-    """``touch_descs`` keeps a copy of the node's descs for the journal and lends it the node's attrs dict; the
-    node's next ``touch`` gives the node a private dict, so an attr changed after it stays out of the journal."""
+def test_a_journal_view_of_a_desc_change_shares_attrs_and_the_other_descs_until_the_next_touch():
+    """``touch_desc`` keeps a view of the node for the journal that shares its attrs dict and desc objects, and
+    copies only the desc about to change; the node's next ``touch`` gives it private attrs and descs, so what
+    changes after it stays out of the journal."""
     g = _random_graph(3)
     node = g.node_by_name("n1")
+    assert node.inputs and node.outputs
     journal = g.journal()
-    g.touch_descs(node)
-    node.outputs[0].shape = (5,)
+    out = g.touch_desc(node, True, 0)
+    out.shape = (5,)
     kept = journal.nodes[node.id]
-    assert kept.attrs is node.attrs, "only the descs were copied"
-    assert kept.outputs[0] is not node.outputs[0] and kept.outputs[0].shape == ()
+    assert kept.attrs is node.attrs and kept.inputs[0] is node.inputs[0], "nothing else was copied"
+    assert kept.outputs[0] is not node.outputs[0] is out and kept.outputs[0].shape == ()
+    assert g.touch_desc(node, True, 0) is out  # already the node's own: not copied again
+    first_input = node.inputs[0]
+    g.touch_desc(node, False, 0).shape = (7,)
+    assert kept.inputs[0] is first_input and first_input.shape != (7,) and node.inputs[0].shape == (7,)
     g.touch(node)
     assert node.attrs is not kept.attrs
     node.attrs["k"] = 99
     built = journal.materialize().node_by_name("n1")
-    assert built.attrs["k"] == 1 and built.outputs[0].shape == ()
-    assert node.attrs["k"] == 99 and node.outputs[0].shape == (5,)
+    assert built.attrs["k"] == 1 and built.outputs[0].shape == () and built.inputs[0].shape == first_input.shape
+    assert node.attrs["k"] == 99 and node.outputs[0].shape == (5,) and node.inputs[0].shape == (7,)

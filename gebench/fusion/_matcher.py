@@ -21,7 +21,8 @@ from gebench.ir import Graph, Node, TensorDesc, TensorValue
 from ._boundary import Boundary, BoundaryInput, escaping_use
 from ._pattern import CONST_TYPES, DATA_TYPE, PatternGraph, PatternNode, const_value, schema_of
 
-__all__ = ["Matcher", "Match", "MatchRecorder", "MismatchKind", "mismatch_detail"]
+__all__ = [
+    "Matcher", "Match", "MatchRecorder", "MismatchKind", "compact_failure", "mismatch_detail"]
 
 _log = logging.getLogger(__name__)
 
@@ -452,6 +453,17 @@ def _failure(kind: MismatchKind, pn: PatternNode, t: Node | None, expected: Any,
     return (kind, pn, t, expected, actual, output_index, bindings, len(bindings))
 
 
+def compact_failure(fail: tuple[Any, ...]) -> tuple[Any, ...]:
+    """``fail`` (from :func:`_failure`) with its bindings as a flat ``(pattern id, target node, ...)`` tuple instead
+    of the matcher's dict: what a failure kept for later (a deferred ledger record) holds, about a quarter of the
+    memory. :func:`mismatch_detail` reads either form. O(bindings)."""
+    flat: list[Any] = []
+    for pid, (node, _) in fail[6].items():  # a plain loop: no comprehension call on Python 3.11
+        flat.append(pid)
+        flat.append(node)
+    return (*fail[:6], tuple(flat), fail[7])
+
+
 def _keep_best(best: list[tuple[Any, ...] | None], fail: tuple[Any, ...] | None) -> None:
     if fail is not None and (best[0] is None or fail[-1] > best[0][-1]):
         best[0] = fail
@@ -464,8 +476,12 @@ def mismatch_detail(fail: tuple[Any, ...]) -> dict[str, Any]:
     kind, pn, t, expected, actual, output_index, bindings, bound = fail
     # how far the candidate got: pattern node id (as text, as JSON keeps it) -> bound target node name
     bound_names = {}
-    for pid, (node, _) in bindings.items():  # a plain loop: no comprehension call on Python 3.11
-        bound_names[str(pid)] = node.name
+    if type(bindings) is tuple:  # compact_failure's flat (pattern id, node, ...) pairs
+        for i in range(0, len(bindings), 2):
+            bound_names[str(bindings[i])] = bindings[i + 1].name
+    else:
+        for pid, (node, _) in bindings.items():  # a plain loop: no comprehension call on Python 3.11
+            bound_names[str(pid)] = node.name
     return {
         "kind": kind.value,
         "pattern_node": pn.name,

@@ -12,7 +12,7 @@ import json
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from typing import Any
 
-from ._matcher import mismatch_detail
+from ._matcher import compact_failure, mismatch_detail
 
 __all__ = [
     "CandidateStatus",
@@ -303,7 +303,7 @@ class LedgerRecorder:
     def structural_mismatch(self, anchor_node: Any, failure: tuple[Any, ...], bound_count: int) -> None:
         # the record is built when the ledger is first read (most runs reject many candidates; names and op
         # types of target nodes do not change during a run); near-misses are kept now
-        self.ledger.append_deferred(self._build_mismatch, anchor_node.id, anchor_node._name, failure)
+        self.ledger.append_deferred(self._build_mismatch, anchor_node.id, anchor_node._name, compact_failure(failure))
         if self.ledger.wants_near_miss(self.pattern_name, bound_count):
             detail = mismatch_detail(failure)
             self.ledger.note_near_miss(NearMiss(

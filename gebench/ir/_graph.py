@@ -210,9 +210,10 @@ class Graph:
     #: what the last whole-graph shape inference left (``gebench.ops``' ``InferenceState``: the ids of nodes
     #: changed since, the values it folded), or None when the graph was never inferred or changed beyond tracking
     _inference: Any = None
-    #: ids of nodes whose ``attrs`` dict a journal's copy of the node shares (:meth:`touch_descs` kept only their
-    #: descs): :meth:`touch` gives such a node a private ``attrs`` before the change it announces
-    _attrs_lent: set[int] | frozenset[int] = frozenset()
+    #: node id -> the journals' view of a node that :meth:`touch_desc` kept: it shares the node's ``attrs`` dict and
+    #: anchor desc objects (not the lists holding them). A desc the node still shares with it (the same object at
+    #: the same index) is copied before it changes; :meth:`touch` gives the node private attrs and descs
+    _lent: dict[int, Node] | None = None
 
     def touch(self, node: Node) -> None:
         """Announce an in-place change of ``node`` (its ``attrs``, an anchor desc or the anchor lists, its
@@ -228,45 +229,72 @@ class Graph:
         nid = node.id
         if self._journals:
             self._keep(nid)
+        lent = self._lent.pop(nid, None) if self._lent else None
         if nid < self._share_below and nid not in self._owned:
             self._owned.add(nid)  # type: ignore[union-attr]  # a set whenever _share_below is set
             node.own_copies()
-            if self._attrs_lent:
-                self._attrs_lent.discard(nid)  # type: ignore[union-attr]
-        elif nid in self._attrs_lent:
-            self._attrs_lent.discard(nid)  # type: ignore[union-attr]
-            node.attrs = copy_attrs(node.attrs)
+        elif lent is not None:
+            node.own_copies()
         inference = self._inference
         if inference is not None:
             inference.dirty.add(nid)
 
-    def touch_descs(self, node: Node) -> None:
-        """:meth:`touch` for a change of ``node``'s anchor descs in place and of nothing else (not its ``attrs``,
-        not the anchor lists themselves): what shape inference changes. Open journals that still need the node
-        keep a copy of its descs that shares its ``attrs`` dict (the node gets a private one at its next
-        :meth:`touch`), which saves copying the attrs of every node inference changes.
+    def touch_desc(self, node: Node, output: bool, index: int) -> TensorDesc:
+        """:meth:`touch` for a change in place of one anchor desc of ``node`` (output ``index`` when ``output``,
+        else input ``index``) and of nothing else: what shape inference changes. Returns the desc to change, which
+        may be a new object: change that one, not one read before the call.
+
+        Open journals that still need the node keep a view of it that shares its ``attrs`` dict and its desc
+        objects; only the desc about to change is copied (into the node), so a node whose output inference sets
+        costs the journals one desc, not a copy of every anchor. The node gets private attrs and descs at its next
+        :meth:`touch`.
 
         Cost: O(1) when no journal is open and the node is not shared with a copy of the graph; else, the first
         time, O(anchors) (O(attrs + anchors) for a node shared with a copy, as :meth:`touch`)."""
         nid = node.id
         if nid < self._share_below and nid not in self._owned:
             self.touch(node)
-            return
+            return (node.outputs if output else node.inputs)[index]
         if self._journals and nid not in self._kept_nodes:
-            view = None
-            for journal in self._journals:
-                if journal.wants_node(nid):
-                    if view is None:
-                        view = node._descs_copied()
-                    journal.nodes[nid] = view
-            self._kept_nodes.add(nid)
-            if view is not None:
-                if not self._attrs_lent:
-                    self._attrs_lent = set()
-                self._attrs_lent.add(nid)  # type: ignore[union-attr]
+            self._lend(node)
         inference = self._inference
         if inference is not None:
             inference.dirty.add(nid)
+        descs = node.outputs if output else node.inputs
+        desc = descs[index]
+        view = self._lent.get(nid) if self._lent else None
+        if view is not None:
+            kept = view.outputs if output else view.inputs
+            if index < len(kept) and kept[index] is desc:
+                desc = descs[index] = desc.copy()
+        return desc
+
+    def touch_descs(self, node: Node) -> None:
+        """:meth:`touch_desc` for every anchor desc of ``node``: after it, any of them may change in place (read
+        them from the node after the call). O(anchors) when a journal keeps the node or it is shared with a
+        copy of the graph."""
+        for i in range(len(node.inputs)):
+            self.touch_desc(node, False, i)
+        for i in range(len(node.outputs)):
+            self.touch_desc(node, True, i)
+
+    def _lend(self, node: Node) -> None:
+        """Give every open journal that wants node ``node`` a view sharing its attrs and desc objects (see
+        :attr:`_lent`)."""
+        nid = node.id
+        view = None
+        for journal in self._journals:
+            if journal.wants_node(nid):
+                if view is None:
+                    view = node._share_into(None)
+                    view.inputs = list(node.inputs)  # the node's lists stay the node's: it may replace a desc
+                    view.outputs = list(node.outputs)
+                journal.nodes[nid] = view
+        self._kept_nodes.add(nid)
+        if view is not None:
+            if self._lent is None:
+                self._lent = {}
+            self._lent[nid] = view
 
     def _keep(self, nid: int) -> None:
         """Give every open journal that wants it a copy of node ``nid`` as it is now (before an in-place change of

@@ -32,8 +32,8 @@ if TYPE_CHECKING:
 __all__ = ["GraphJournal", "rows_of"]
 
 
-#: (producers row, uses rows, control successors, control predecessors): the control neighbours as tuples of their
-#: table's keys, in order (empty when none); the data rows as tuples too (the uses of one output port as the tuple
+#: (producers row, uses rows, control successors, control predecessors), the last two left out for a node without
+#: control edges: the control neighbours as tuples of their table's keys, in order (empty when none); the data rows as tuples too (the uses of one output port as the tuple
 #: of its keys: about a third of the memory of the tables' own lists and dicts), or, when ``graph`` still shares
 #: them with a copy-on-write copy, the table's own list and list of dicts: no graph changes a shared row in place
 #: (each copies it first, see ``Graph._own_rows``), so the journal may keep it as it is, uncopied
@@ -45,7 +45,7 @@ def rows_of(graph: Graph, nid: int) -> _Rows:
     O(degree), or O(1) for data rows shared with a copy-on-write copy."""
     succ = graph._ctrl_succ.get(nid)
     pred = graph._ctrl_pred.get(nid)
-    ctrl = (tuple(succ) if succ else (), tuple(pred) if pred else ())
+    ctrl = (tuple(succ) if succ else (), tuple(pred) if pred else ()) if succ or pred else ()
     if nid < graph._rows_below and nid not in graph._rows_owned:  # type: ignore[operator]
         return (graph._producers[nid], graph._uses[nid], *ctrl)
     return (tuple(graph._producers[nid]), tuple(map(tuple, graph._uses[nid])), *ctrl)
@@ -156,7 +156,7 @@ class GraphJournal:
             else:
                 producers[nid] = list(row[0])
                 uses[nid] = list(map(fromkeys, row[1]))
-                succ, pred = row[2], row[3]
+                succ, pred = (row[2], row[3]) if len(row) > 2 else ((), ())
             if succ:
                 ctrl_succ[nid] = fromkeys(succ)
             if pred:

@@ -107,14 +107,6 @@ class Node:
         clone.provenance = self.provenance
         return clone
 
-    def _descs_copied(self) -> Node:
-        """A detached copy of this node for a graph journal that shares this node's ``attrs`` dict and has private
-        copies of its anchor descs (see ``Graph.touch_descs``). O(anchors)."""
-        clone = self._share_into(None)
-        clone.inputs = list(map(_copy_desc, self.inputs))
-        clone.outputs = list(map(_copy_desc, self.outputs))
-        return clone
-
     def _share_into(self, graph: Graph | None) -> Node:
         """A node object of ``graph`` with this node's id and fields that shares its ``attrs`` dict and anchor desc
         lists: a copy-on-write copy (:meth:`Graph.copy` with ``share=True`` and built snapshots, whose graphs give

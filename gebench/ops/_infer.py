@@ -335,8 +335,7 @@ class InferContext:
                 raise self.fail(f"output {i} does not exist (node has {len(self.node.outputs)} outputs)")
             d = self.node.outputs[i]
             if d.dtype != new_dtype or d.shape != new_shape or d.origin_shape != new_shape:
-                self.graph.touch_descs(self.node)  # only a real change touches; the desc is read again after it
-                d = self.node.outputs[i]
+                d = self.graph.touch_desc(self.node, True, i)  # only a real change touches (it may copy the desc)
                 d.dtype = new_dtype
                 d.shape = new_shape
                 d.origin_shape = new_shape
@@ -364,8 +363,7 @@ def _sync_inputs(graph: Graph, node: Node) -> None:
         if (d.dtype != out.dtype or d.shape != out.shape or d.origin_shape != out.origin_shape
                 or d.origin_dtype != out.origin_dtype
                 or (unset and (d.format != out.format or d.origin_format != out.origin_format))):
-            graph.touch_descs(node)  # only a real change touches; the desc is read again after it
-            d = node.inputs[port]
+            d = graph.touch_desc(node, False, port)  # only a real change touches (it may copy the desc)
             d.dtype, d.shape = out.dtype, out.shape
             d.origin_shape, d.origin_dtype = out.origin_shape, out.origin_dtype
             if unset:
@@ -550,8 +548,7 @@ def _const(ctx: InferContext) -> None:
     ctx.set_output(0, val.dtype, val.shape)
     if val.format != Format.FORMAT_ND:
         # a tensor that states its layout gives it to the output; an ND tensor keeps the desc's format
-        ctx.graph.touch_descs(ctx.node)
-        out = ctx.node.outputs[0]
+        out = ctx.graph.touch_desc(ctx.node, True, 0)
         out.format = val.format
         out.origin_format = val.origin_format if val.origin_format is not None else val.format
     # no set_value: a consumer reads a Const's value from its ``value`` attr (InferContext.value)
