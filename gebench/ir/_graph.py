@@ -386,6 +386,8 @@ class Graph:
             journals.remove(journal)  # type: ignore[union-attr]
         if not journals:
             self._journals = ()
+            # no journal reads a lent view any more (a built snapshot shares the descs copy-on-write instead)
+            self._lent = None
 
     def journal(self) -> GraphJournal:
         """Open a :class:`~gebench.ir.GraphJournal` on this graph: the graph as it is now, kept at the cost of
