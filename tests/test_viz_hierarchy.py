@@ -677,3 +677,17 @@ def test_revealing_a_node_expands_every_group_down_to_it_and_keeps_it_selected()
     small.selected_node = -1
     small._on_message(small, {"action": "expand_group", "group": -1}, [])
     assert "select a node" in small.status_text
+
+
+def test_a_hierarchy_keeps_a_bounded_number_of_expanded_views(monkeypatch):
+    from gebench.viz import _hierarchy
+
+    monkeypatch.setattr(_hierarchy, "VIEWS_KEPT", 3)
+    g = transformer_like(3000)
+    h = derive_hierarchy(g, max_children=30)
+    children = h.root.children[:5]
+    for c in children:
+        h.level_view(0, expanded=[c])
+    assert len(h._levels) == len(h._reps) == 3 and len(h._boxes) <= 3
+    assert (0, children[-1]) in h._levels and (0, children[0]) not in h._levels  # the oldest went first
+    assert h.level_view(0, expanded=[children[0]]).expanded == (children[0],)  # worked out again

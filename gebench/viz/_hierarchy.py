@@ -52,6 +52,7 @@ from collections import Counter
 from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 from itertools import chain, repeat
+from typing import Any
 
 import numpy as np
 
@@ -83,6 +84,18 @@ _name_of = operator.attrgetter("_name")
 _op_of = operator.attrgetter("_op_type")
 _provenance_of = operator.attrgetter("provenance")
 _first = operator.itemgetter(0)
+
+
+#: views (a level with a set of groups expanded in place) whose edges, boxes and representatives a hierarchy keeps
+VIEWS_KEPT = 64
+
+
+def _keep_view(cache: dict[tuple[int, ...], Any], opened: tuple[int, ...], value: Any) -> None:
+    """``cache[opened] = value``, forgetting the oldest view first when :data:`VIEWS_KEPT` are kept (each holds
+    O(groups) or O(edges of the view))."""
+    if len(cache) >= VIEWS_KEPT:
+        del cache[next(iter(cache))]
+    cache[opened] = value
 
 
 def group_element_id(gid: int) -> str:
@@ -350,7 +363,7 @@ class Hierarchy:
                 for c in self.groups[gid].children:
                     rep[order[tin[c]:tout[c]]] = c
             rep[list(opened)] = -2
-            self._reps[opened] = rep
+            _keep_view(self._reps, opened, rep)
         return rep
 
     def group_boxes(self, level: int, expanded: Iterable[int] = ()) -> list[str | None]:
@@ -367,7 +380,8 @@ class Hierarchy:
                 ids = np.unique(rep[boxed])
                 names = np.array([group_element_id(int(c)) for c in ids.tolist()], dtype=object)
                 out[boxed] = names[np.searchsorted(ids, rep[boxed])]
-            boxes = self._boxes[opened] = out.tolist()
+            boxes = out.tolist()
+            _keep_view(self._boxes, opened, boxes)
         return boxes
 
     def _edges_of(self) -> _Edges:
@@ -439,7 +453,7 @@ class Hierarchy:
         self.work["levels_indexed"] += 1
         self.work["python_edges"] += len(direct) + len(counted)
         out = (direct, counted, outside)
-        self._levels[opened] = out
+        _keep_view(self._levels, opened, out)
         return out
 
     # ------------------------------------------------------------------ a level as a view
