@@ -172,7 +172,10 @@ def test_ctrl_c_exits_130_without_a_traceback(files):
         "return Abs(inputs[0])", "import pathlib\n        pathlib.Path(__file__).with_suffix('.started').touch()\n"
         "        while True:\n            pass"), encoding="utf-8")
     started = looping.with_suffix(".started")
-    proc = _gebench("compile", str(files["model"]), "--passes", str(looping), cwd=files["tmp"])
+    # Ctrl-C as in a terminal: a parent that ignores SIGINT (a shell's background job, nohup) passes that on, and
+    # gebench then rightly ignores it too
+    proc = _gebench("compile", str(files["model"]), "--passes", str(looping), cwd=files["tmp"],
+                    preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
     try:
         deadline = time.monotonic() + 60
         while not started.exists() and time.monotonic() < deadline and proc.poll() is None:
