@@ -255,10 +255,13 @@ class Hierarchy:
         place) standing for ``node_id``: the node id itself when the node is directly in ``level`` or in an open
         group, ``-(group id + 1)`` for the closed group box holding it, None when the node is not under
         ``level`` (or not in the graph). O(depth + open groups)."""
+        return self._item_in(set(self.open_groups(level, expanded)), node_id)
+
+    def _item_in(self, opened: set[int], node_id: int) -> int | None:
+        """:meth:`item_at` for the view whose open groups are ``opened``. O(depth)."""
         gid = self.group_of.get(node_id)
         if gid is None:
             return None
-        opened = set(self.open_groups(level, expanded))
         if gid in opened:
             return node_id
         groups = self.groups
@@ -577,9 +580,9 @@ class Hierarchy:
         """Element id of the item of ``level`` (``expanded`` open in place) -> how many of ``node_ids`` it stands
         for (nodes not under the level are skipped). O(k * depth)."""
         out: Counter[str] = Counter()
-        expanded = tuple(expanded)
+        opened = set(self.open_groups(level, expanded))  # once, not per node
         for nid in node_ids:
-            item = self.item_at(level, nid, expanded)
+            item = self._item_in(opened, nid)
             if item is not None:
                 out[group_element_id(-item - 1) if item < 0 else node_element_id(item)] += 1
         return dict(out)
