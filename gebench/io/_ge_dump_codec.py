@@ -424,7 +424,7 @@ def _encode_node(graph: ir.Graph, node: ir.Node, msg: Any, options: EncodeOption
 
 
 def _encode_desc(desc: TensorDesc, msg: Any, *, where: str) -> None:
-    if not desc.attrs:
+    if not desc.has_attrs:
         # Most descs of a graph repeat; encode each distinct one once.
         msg.MergeFromString(_plain_desc_bytes(desc.dtype, desc.shape, desc.format, desc.origin_format,
                                               desc.origin_shape, desc.origin_dtype))
@@ -460,7 +460,7 @@ def _encode_desc_fields(desc: TensorDesc, msg: Any, *, where: str) -> None:
         origin.val_type = _VT.VT_LIST_INT
         origin.i.extend(desc.origin_shape)
         msg.device_type = "NPU"
-    for key, value in desc.attrs.items():
+    for key, value in desc.attr_items():
         _encode_attr_into(attrs[key], value, None, where=f"{where} attr {key!r}")
     attrs.flush()
 

@@ -123,7 +123,7 @@ def _encode_node(graph: ir.Graph, node: ir.Node, msg: onnx_pb.NodeProto, level: 
     structured = node.num_inputs >= _STRUCTURED_THRESHOLD or node.num_outputs >= _STRUCTURED_THRESHOLD
     for prefix, descs in (("input_desc", node.inputs), ("output_desc", node.outputs)):
         for i, desc in enumerate(descs):
-            if not structured and not desc.attrs:
+            if not structured and not desc.has_attrs:
                 msg.MergeFromString(_plain_desc_attr_bytes(prefix, i, desc.dtype, desc.shape, desc.format,
                                                            desc.origin_format, desc.origin_shape, desc.origin_dtype,
                                                            full))
@@ -196,7 +196,7 @@ def _desc_entries(desc: TensorDesc, full: bool) -> dict[str, tuple[int, Any]]:
         "cmps_tab": (_AT.STRING, ""),
         "cmps_tab_offset": (_AT.INT, 0),
     }
-    for key, value in desc.attrs.items():
+    for key, value in desc.attr_items():
         for name, kind, encoded in _op_attr_entries(key, value, full):
             entries[f"attr_{name}"] = (kind, encoded)
     return entries

@@ -334,14 +334,14 @@ class _ProtoText:
             return None
         signature.append(None)  # attrs end, descs follow
         for desc in node.inputs:
-            if desc.attrs:
+            if desc.has_attrs:
                 return None
             signature.append(desc.dtype)
             signature.append(desc.shape)
             signature.append((desc.format, desc.origin_format, desc.origin_shape, desc.origin_dtype))
         signature.append(None)
         for desc in node.outputs:
-            if desc.attrs:
+            if desc.has_attrs:
                 return None
             signature.append(desc.dtype)
             signature.append(desc.shape)
@@ -606,7 +606,7 @@ class _OnnxText:
         signature.append(None)
         for descs in (node.inputs, node.outputs):
             for desc in descs:
-                if desc.attrs:
+                if desc.has_attrs:
                     return None
                 signature.append(desc.dtype)
                 signature.append(desc.shape)
@@ -656,7 +656,7 @@ class _OnnxText:
         full = self.full
         for prefix, descs in (("input_desc", node.inputs), ("output_desc", node.outputs)):
             for i, desc in enumerate(descs):
-                if not structured and not desc.attrs:
+                if not structured and not desc.has_attrs:
                     entries.extend((name, [text]) for name, text in self._plain_desc(prefix, i, desc, indent))
                     continue
                 desc_entries = onnx_codec._desc_entries(desc, full)

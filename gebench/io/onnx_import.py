@@ -407,9 +407,9 @@ def _set_desc(dst: ir.TensorDesc, src: ir.TensorDesc) -> None:
     dst.origin_format = src.origin_format
     dst.origin_shape = src.origin_shape
     dst.origin_dtype = src.origin_dtype
-    if src.attrs:
-        dst.attrs = {k: (list(v) if isinstance(v, list) else v) for k, v in src.attrs.items()}
-    elif dst.attrs:
+    if src.has_attrs:
+        dst.attrs = {k: (list(v) if isinstance(v, list) else v) for k, v in src.attr_items()}
+    elif dst.has_attrs:
         dst.attrs = {}
 
 

@@ -194,7 +194,7 @@ class GraphJournal:
 
 
 def _desc_state(d: Any) -> tuple[Any, ...]:
-    return (d.dtype, d.shape, d.format, d.origin_format, d.origin_shape, d.origin_dtype, repr(d.attrs))
+    return (d.dtype, d.shape, d.format, d.origin_format, d.origin_shape, d.origin_dtype, repr(d._attrs or {}))
 
 
 def first_difference(a: Graph, b: Graph) -> str | None:

@@ -18,35 +18,79 @@ UNKNOWN_DIM = -1
 UNKNOWN_RANK = -2
 
 
-@dataclasses.dataclass(slots=True)
 class TensorDesc:
     """What GE knows about one tensor at a node anchor.
 
     Invariants: ``shape`` is a tuple of ints (``()`` is a scalar, ``(-2,)`` unknown rank);
     ``origin_shape`` likewise. ``attrs`` holds per-anchor attributes (``set_input_attr``).
-    Slotted: graphs hold several descs per node, so they are kept small and quick to copy.
+    Slotted: graphs hold several descs per node, so they are kept small and quick to copy. Few anchors have
+    attributes, so a desc keeps no dict until ``attrs`` is first read or set (:attr:`has_attrs` tells whether
+    there are any without making one). Two descs are equal when every field is, an absent dict counting as
+    empty.
     """
 
-    dtype: DataType = DataType.DT_FLOAT
-    shape: tuple[int, ...] = ()
-    format: Format = Format.FORMAT_ND
-    origin_format: Format = Format.FORMAT_ND
-    origin_shape: tuple[int, ...] = ()
-    origin_dtype: DataType | None = None
-    attrs: dict[str, Any] = dataclasses.field(default_factory=dict)
+    __slots__ = ("dtype", "shape", "format", "origin_format", "origin_shape", "origin_dtype", "_attrs")
 
-    def __post_init__(self) -> None:
+    dtype: DataType
+    shape: tuple[int, ...]
+    format: Format
+    origin_format: Format
+    origin_shape: tuple[int, ...]
+    origin_dtype: DataType | None
+    _attrs: dict[str, Any] | None
+
+    def __init__(self, dtype: DataType = DataType.DT_FLOAT, shape: Sequence[int] = (),
+                 format: Format = Format.FORMAT_ND, origin_format: Format = Format.FORMAT_ND,  # noqa: A002
+                 origin_shape: Sequence[int] = (), origin_dtype: DataType | None = None,
+                 attrs: dict[str, Any] | None = None) -> None:
         # normalise only what is not normalised already: descs are created on hot paths (import, rewrite)
-        if type(self.dtype) is not DataType:
-            self.dtype = DataType(self.dtype)
-        if type(self.format) is not Format:
-            self.format = Format(self.format)
-        if type(self.origin_format) is not Format:
-            self.origin_format = Format(self.origin_format)
-        if type(self.shape) is not tuple or not all(type(d) is int for d in self.shape):
-            self.shape = tuple(int(d) for d in self.shape)
-        if type(self.origin_shape) is not tuple or not all(type(d) is int for d in self.origin_shape):
-            self.origin_shape = tuple(int(d) for d in self.origin_shape)
+        self.dtype = dtype if type(dtype) is DataType else DataType(dtype)
+        self.format = format if type(format) is Format else Format(format)
+        self.origin_format = origin_format if type(origin_format) is Format else Format(origin_format)
+        self.shape = shape if type(shape) is tuple and all(type(d) is int for d in shape) else \
+            tuple(int(d) for d in shape)
+        self.origin_shape = origin_shape if type(origin_shape) is tuple and all(
+            type(d) is int for d in origin_shape) else tuple(int(d) for d in origin_shape)
+        self.origin_dtype = origin_dtype
+        self._attrs = attrs
+
+    @property
+    def attrs(self) -> dict[str, Any]:
+        """The anchor's attributes (a dict owned by this desc; made empty on first use)."""
+        attrs = self._attrs
+        if attrs is None:
+            attrs = self._attrs = {}
+        return attrs
+
+    @attrs.setter
+    def attrs(self, value: dict[str, Any]) -> None:
+        self._attrs = value
+
+    @property
+    def has_attrs(self) -> bool:
+        """True when the anchor has at least one attribute. O(1); makes no dict."""
+        return bool(self._attrs)
+
+    def attr_items(self) -> Any:
+        """The anchor's ``(name, value)`` attribute pairs, for reading. O(1); makes no dict."""
+        attrs = self._attrs
+        return attrs.items() if attrs else ()
+
+    def __eq__(self, other: object) -> bool:
+        if other.__class__ is not self.__class__:
+            return NotImplemented
+        return (self.dtype == other.dtype and self.shape == other.shape  # type: ignore[attr-defined]
+                and self.format == other.format and self.origin_format == other.origin_format  # type: ignore[attr-defined]
+                and self.origin_shape == other.origin_shape  # type: ignore[attr-defined]
+                and self.origin_dtype == other.origin_dtype  # type: ignore[attr-defined]
+                and (self._attrs or {}) == (other._attrs or {}))  # type: ignore[attr-defined]
+
+    __hash__ = None  # type: ignore[assignment]  # mutable
+
+    def __repr__(self) -> str:
+        return (f"TensorDesc(dtype={self.dtype!r}, shape={self.shape!r}, format={self.format!r}, "
+                f"origin_format={self.origin_format!r}, origin_shape={self.origin_shape!r}, "
+                f"origin_dtype={self.origin_dtype!r}, attrs={self._attrs or {}!r})")
 
     @classmethod
     def placeholder(cls) -> TensorDesc:
@@ -77,7 +121,8 @@ class TensorDesc:
         clone.origin_format = self.origin_format
         clone.origin_shape = self.origin_shape
         clone.origin_dtype = self.origin_dtype
-        clone.attrs = copy_attrs(self.attrs) if self.attrs else {}
+        attrs = self._attrs
+        clone._attrs = copy_attrs(attrs) if attrs else None
         return clone
 
     def _without_attrs(self) -> TensorDesc:
@@ -89,7 +134,7 @@ class TensorDesc:
         clone.origin_format = self.origin_format
         clone.origin_shape = self.origin_shape
         clone.origin_dtype = self.origin_dtype
-        clone.attrs = {}
+        clone._attrs = None
         return clone
 
 
@@ -108,7 +153,7 @@ def trusted_desc(dtype: DataType, shape: tuple[int, ...], fmt: Format, origin_fo
     desc.origin_format = origin_format
     desc.origin_shape = origin_shape
     desc.origin_dtype = origin_dtype
-    desc.attrs = {}
+    desc._attrs = None
     return desc
 
 
@@ -126,7 +171,7 @@ def _default_desc() -> TensorDesc:
     desc.origin_format = _FORMAT_ND
     desc.origin_shape = ()
     desc.origin_dtype = None
-    desc.attrs = {}
+    desc._attrs = None
     return desc
 
 

@@ -72,7 +72,7 @@ def _node_line(graph: Graph, node: Node) -> str:
         desc = node.inputs[port]
         if prod is None:
             text = "-"
-            if not desc.is_placeholder or desc.attrs:
+            if not desc.is_placeholder or desc.has_attrs:
                 text += " as " + _desc(desc)
         else:
             src, sp = prod
@@ -121,7 +121,7 @@ def _desc(desc: TensorDesc) -> str:
         extra.append(f"origin_shape=[{','.join(str(d) for d in desc.origin_shape)}]")
     if desc.origin_dtype is not None:
         extra.append(f"origin_dtype={DataType(desc.origin_dtype).name}")
-    for k, v in desc.attrs.items():
+    for k, v in desc.attr_items():
         extra.append(f"attr.{_name(k)}={_value(v)}")
     return text + ("{" + ", ".join(extra) + "}" if extra else "")
 
