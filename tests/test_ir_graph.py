@@ -22,6 +22,7 @@ from gebench.ir import (
 )
 from gebench.ir._graph import _STAGED_TABLES
 from gebench.ir._node import NO_SUBGRAPHS
+from gebench.ir._uses import LIST_MAX, drop_use, uses_of
 from gebench.ops import make_node
 
 
@@ -68,6 +69,41 @@ def test_producer_and_use_lists_follow_edges():
     assert g.uses(r0, 0) == [(r1, 0)]
     assert g.producer(extra, 0) is None
     g.verify()
+
+
+def test_a_port_keeps_its_uses_in_edge_order_past_the_list_limit_and_back():
+    # a port's uses start as a list and become a dict past LIST_MAX; order, removal, copies, journals and
+    # verify() behave the same on both sides of the switch
+    g = Graph("fan")
+    src = g.add_node("Data", name="input_0", attrs={"index": 0}, inputs=1, outputs=1)
+    consumers = [g.add_node("Relu", inputs=1, outputs=1) for _ in range(LIST_MAX + 5)]
+    for c in consumers[:LIST_MAX]:
+        g.add_edge(src, 0, c, 0)
+    assert type(g.output_uses(src)[0]) is list
+    before = g.copy()
+    snap = g.copy(share=True)
+    for c in consumers[LIST_MAX:]:
+        g.add_edge(src, 0, c, 0)
+    assert type(g.output_uses(src)[0]) is dict
+    assert [c for c, _ in g.uses(src, 0)] == consumers
+    g.remove_edge(src, 0, consumers[3], 0)
+    g.remove_node(consumers[LIST_MAX + 1])
+    kept = [c for i, c in enumerate(consumers) if i not in (3, LIST_MAX + 1)]
+    assert [c for c, _ in g.uses(src, 0)] == kept
+    g.add_edge(src, 0, consumers[3], 0)  # a use added again goes last
+    assert [c.id for c, _ in g.uses(src, 0)] == [c.id for c in kept] + [consumers[3].id]
+    g.verify()
+    # the copies taken while the port was a list did not see any of it
+    for other in (before, snap):
+        assert len(other.uses(other.node(src.id), 0)) == LIST_MAX
+        assert type(other.output_uses(other.node(src.id))[0]) is list
+        other.verify()
+    with pytest.raises(KeyError):
+        drop_use([(1, 0)], (2, 0))
+    with pytest.raises(KeyError):
+        drop_use({(1, 0): None}, (2, 0))
+    assert uses_of([(1, 0)]) == [(1, 0)]
+    assert type(uses_of((i, 0) for i in range(LIST_MAX + 1))) is dict
 
 
 def test_an_input_has_at_most_one_producer():

@@ -16,6 +16,7 @@ from ._collector import collector_paused
 from ._journal import GraphJournal, rows_of
 from ._node import NO_SUBGRAPHS, Node
 from ._tensor import TensorDesc, _default_desc, copy_attrs
+from ._uses import Uses, add_use, copy_uses, drop_use
 from .errors import CycleError, GraphError
 
 __all__ = ["Graph", "CONTROL_PORT"]
@@ -182,7 +183,7 @@ class Graph:
         self._producers: list[list[tuple[int, int] | None] | None] = []
         # data uses: node id -> per output port, its (consumer id, input port) keys in the order the edges were added
         # (a dict per port: a use is found and removed in O(1), and the rest keep their order; copy with dict.copy)
-        self._uses: list[list[dict[tuple[int, int], None]] | None] = []
+        self._uses: list[list[Uses] | None] = []
         # control edges: node id -> its control successors (predecessors), in the order the edges were added; a
         # node without control edges has no entry
         self._ctrl_succ: dict[int, dict[int, None]] = {}
@@ -330,7 +331,7 @@ class Graph:
         if nid < self._rows_below and nid not in self._rows_owned:
             self._rows_owned.add(nid)  # type: ignore[union-attr]  # a set whenever _rows_below is set
             self._producers[nid] = self._producers[nid].copy()
-            self._uses[nid] = list(map(dict.copy, self._uses[nid]))
+            self._uses[nid] = list(map(copy_uses, self._uses[nid]))
 
     def _rows_change(self, a: int, b: int) -> None:
         """Before the edge rows of nodes ``a`` and ``b`` change: open journals keep them as they are
@@ -535,9 +536,9 @@ class Graph:
             self._by_type[op_type] = {node_id: None}
         else:
             bucket[node_id] = None
-        uses: list[dict[tuple[int, int], None]] = []
+        uses: list[Uses] = []
         for _ in node.outputs:  # a plain loop: a comprehension costs a function call on Python 3.11
-            uses.append({})
+            uses.append([])
         producers, all_uses = self._producers, self._uses
         if node_id == len(producers):
             producers.append([None] * len(node.inputs))
@@ -593,7 +594,7 @@ class Graph:
         port = 0
         for prod in producers[nid]:
             if prod is not None:
-                del all_uses[prod[0]][prod[1]][nid, port]  # O(1), whatever the producer's fan-out
+                drop_use(all_uses[prod[0]][prod[1]], (nid, port))  # O(1) for a large fan-out (see _uses)
             port += 1
         for uses in all_uses[nid]:
             for dst, dst_port in uses:
@@ -671,7 +672,7 @@ class Graph:
         node.output_names = [*node.output_names, name]
         if self._journals or self._rows_below:
             self._rows_change(node.id, node.id)
-        self._uses[node.id].append({})
+        self._uses[node.id].append([])
         return len(node.outputs) - 1
 
     def remove_last_input_anchor(self, node: Node) -> None:
@@ -772,8 +773,9 @@ class Graph:
         """
         return self._producers[node.id]
 
-    def output_uses(self, node: Node) -> list[dict[tuple[int, int], None]]:
-        """Per output port of ``node``, its ``(consumer id, input port)`` uses (the keys) in edge order.
+    def output_uses(self, node: Node) -> list[Uses]:
+        """Per output port of ``node``, its ``(consumer id, input port)`` uses in edge order (a list, or a dict
+        keyed by them for a large fan-out: iterate it).
 
         The graph's own table, returned without copying: read it, never change it, and change no edge of the node
         while iterating it. O(1), so a caller that stops at the first use it is looking for (the matcher's
@@ -904,7 +906,7 @@ class Graph:
         if self._pos[sid] >= self._pos[did]:
             self._order_for_edge(src, dst)
         self._producers[did][dst_port] = (sid, src_port)
-        self._uses[sid][src_port][did, dst_port] = None  # a new key goes last
+        add_use(self._uses[sid], src_port, (did, dst_port))  # a new use goes last
         inference = self._inference
         if inference is not None:
             inference.dirty.add(did)
@@ -925,7 +927,7 @@ class Graph:
         if self._pos[sid] >= self._pos[did]:
             self._order_for_edge(src, dst)
         self._producers[did][dst_port] = (sid, src_port)
-        self._uses[sid][src_port][did, dst_port] = None  # a new key goes last
+        add_use(self._uses[sid], src_port, (did, dst_port))  # a new use goes last
         inference = self._inference
         if inference is not None:
             inference.dirty.add(did)
@@ -1047,7 +1049,7 @@ class Graph:
         if inference is not None:
             inference.dirty.add(dst_id)
         self._producers[dst_id][dst_port] = None
-        del self._uses[src_id][src_port][dst_id, dst_port]
+        drop_use(self._uses[src_id][src_port], (dst_id, dst_port))
         store = self._store
         if store is not None:
             _store_remove_edge(store, src_id, dst_id, (src_port, dst_port))
@@ -1259,7 +1261,7 @@ class Graph:
             clone._by_type.setdefault(c._op_type, {})[nid] = None
             if not share:
                 clone._producers[nid] = self._producers[nid].copy()  # type: ignore[union-attr]
-                clone._uses[nid] = list(map(dict.copy, self._uses[nid]))  # type: ignore[arg-type]
+                clone._uses[nid] = list(map(copy_uses, self._uses[nid]))  # type: ignore[arg-type]
         if share:  # the rows too: both graphs copy a node's rows before they change them
             clone._producers = self._producers.copy()
             clone._uses = self._uses.copy()
@@ -1321,9 +1323,9 @@ class Graph:
         use_edges: set[tuple[int, int, int, int]] = set()
         for src in self._nodes:
             for sp, uses in enumerate(self._uses[src]):  # type: ignore[arg-type]
-                if type(uses) is not dict:
+                if type(uses) is not list and type(uses) is not dict:
                     raise GraphError(f"graph {self.name!r}: the uses of #{src}:{sp} are a {type(uses).__name__}, "
-                                     "not a dict (copy use tables with dict.copy)")
+                                     "not a list or dict (see ir._uses)")
                 for dst, dp in uses:
                     if (src, sp, dst, dp) in use_edges:
                         raise GraphError(f"graph {self.name!r}: duplicate use entry from #{src}:{sp}")

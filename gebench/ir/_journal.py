@@ -24,6 +24,7 @@ from array import array
 from typing import TYPE_CHECKING, Any
 
 from ._tensor import copy_attrs
+from ._uses import copy_uses, uses_of
 
 if TYPE_CHECKING:
     from ._graph import Graph
@@ -150,12 +151,12 @@ class GraphJournal:
             row = kept_rows.get(nid)
             if row is None:
                 producers[nid] = live._producers[nid].copy()
-                uses[nid] = list(map(dict.copy, live._uses[nid]))
+                uses[nid] = list(map(copy_uses, live._uses[nid]))
                 succ = live._ctrl_succ.get(nid)
                 pred = live._ctrl_pred.get(nid)
             else:
                 producers[nid] = list(row[0])
-                uses[nid] = list(map(fromkeys, row[1]))
+                uses[nid] = list(map(uses_of, row[1]))
                 succ, pred = (row[2], row[3]) if len(row) > 2 else ((), ())
             if succ:
                 ctrl_succ[nid] = fromkeys(succ)
