@@ -1123,13 +1123,20 @@ def _handle_match(state: _RunState, rec: _Recorder, instance: Any, match: Any, g
     finally:
         replacement._invalidate()
     state.rewrites_done += 1
-    record = rec.add("REPLACED", f"replaced by {replacement_ir.name!r}", nodes=nodes, captures=captures,
-                     meet_result=_jsonable(verdict), removed=result.removed, added=result.added,
-                     detail={"replacement": replacement_ir.name})
+    name = replacement_ir.name
+    reason = _REPLACED_REASONS.get(name)
+    if reason is None:  # one string per replacement name, not one per record
+        if len(_REPLACED_REASONS) >= 256:
+            _REPLACED_REASONS.clear()
+        reason = _REPLACED_REASONS[name] = f"replaced by {name!r}"
+    record = rec.add("REPLACED", reason, nodes=nodes, captures=captures, meet_result=_jsonable(verdict),
+                     removed=result.removed, added=result.added, detail={"replacement": name})
     _check_region(region, graph, result, record)
     return result
 
 
+#: replacement graph name -> the reason of a REPLACED record (bounded; cleared when full)
+_REPLACED_REASONS: dict[str, str] = {}
 _FACADE: dict[str, Any] = {}
 
 

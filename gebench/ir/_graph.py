@@ -205,9 +205,10 @@ class Graph:
     _share_below: int = 0
     _owned: set[int] | frozenset[int] = frozenset()
     #: the same for a node's rows of the data-edge tables (its producers row and uses rows), which a copy-on-write
-    #: copy shares too: the graph's edge methods give a node private rows before they change them
+    #: copy shares too: the graph's edge methods give a node private rows before they change them; a node's byte
+    #: in ``_rows_owned`` (one per id below ``_rows_below``) is 1 once its rows are private
     _rows_below: int = 0
-    _rows_owned: set[int] | frozenset[int] = frozenset()
+    _rows_owned: bytearray = bytearray()
     #: what the last whole-graph shape inference left (``gebench.ops``' ``InferenceState``: the ids of nodes
     #: changed since, the values it folded), or None when the graph was never inferred or changed beyond tracking
     _inference: Any = None
@@ -328,8 +329,8 @@ class Graph:
         """Give node ``nid`` private copies of its data-edge rows if a copy-on-write copy still shares them (call
         it before changing them; see :meth:`copy`; control rows are never shared). O(degree) the first time,
         O(1) after."""
-        if nid < self._rows_below and nid not in self._rows_owned:
-            self._rows_owned.add(nid)  # type: ignore[union-attr]  # a set whenever _rows_below is set
+        if nid < self._rows_below and not self._rows_owned[nid]:
+            self._rows_owned[nid] = 1
             self._producers[nid] = self._producers[nid].copy()
             self._uses[nid] = list(map(copy_uses, self._uses[nid]))
 
@@ -1269,8 +1270,8 @@ class Graph:
             clone._owned = set()
             self._owned = set()
             clone._rows_below = self._rows_below = self._next_id
-            clone._rows_owned = set()
-            self._rows_owned = set()
+            clone._rows_owned = bytearray(self._next_id)
+            self._rows_owned = bytearray(self._next_id)
         clone._pos = array("d", self._pos)
         clone._taken = set(self._taken)
         clone._next_pos = self._next_pos

@@ -47,7 +47,7 @@ def rows_of(graph: Graph, nid: int) -> _Rows:
     succ = graph._ctrl_succ.get(nid)
     pred = graph._ctrl_pred.get(nid)
     ctrl = (tuple(succ) if succ else (), tuple(pred) if pred else ()) if succ or pred else ()
-    if nid < graph._rows_below and nid not in graph._rows_owned:  # type: ignore[operator]
+    if nid < graph._rows_below and not graph._rows_owned[nid]:
         return (graph._producers[nid], graph._uses[nid], *ctrl)
     return (tuple(graph._producers[nid]), tuple(map(tuple, graph._uses[nid])), *ctrl)
 

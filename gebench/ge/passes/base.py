@@ -163,10 +163,12 @@ def _adapt_expression_replacement(cls_name: str, fn: Any, pos: list[inspect.Para
     else:
         raise TypeError(f"{cls_name}.replacement(self, inputs, ...) takes 2 to 4 positional parameters, got {n}")
 
+    builder_name = f"{cls_name}_replacement"  # one string for every match (records keep the graph's name)
+
     def expression_replacement(self: Any, match_result: Any, context: Any = None) -> Any:
         GraphBuilder = _facade_types()[1]  # noqa: N806 - a class
 
-        builder = GraphBuilder(f"{cls_name}_replacement")
+        builder = GraphBuilder(builder_name)
         inputs = PatternInputs(builder)
         result = call(self, inputs, match_result, context)
         graph = _expression_result_to_graph(cls_name, result, builder)
