@@ -9,6 +9,7 @@ import pytest
 
 from gebench.ir import (
     CONTROL_PORT,
+    NO_INPUTS,
     CycleError,
     DataType,
     Graph,
@@ -104,6 +105,33 @@ def test_a_port_keeps_its_uses_in_edge_order_past_the_list_limit_and_back():
         drop_use({(1, 0): None}, (2, 0))
     assert uses_of([(1, 0)]) == [(1, 0)]
     assert type(uses_of((i, 0) for i in range(LIST_MAX + 1))) is dict
+
+
+def test_nodes_without_inputs_share_one_empty_inputs_list_that_nothing_changes_in_place():
+    g = Graph("consts")
+    a = g.add_node_trusted("Const", "a", {"value": TensorValue.from_list([1.0], DataType.DT_FLOAT)}, NO_INPUTS,
+                           [TensorDesc()], [], ["y"])
+    b = g.add_node_trusted("Const", "b", {"value": TensorValue.from_list([2.0], DataType.DT_FLOAT)}, NO_INPUTS,
+                           [TensorDesc()], [], ["y"])
+    assert a.inputs is b.inputs is NO_INPUTS
+    copy = g.copy(share=True)
+    journal = g.journal()
+    port = g.add_input_anchor(a, TensorDesc(shape=(3,)), "x")  # a new list for a, the shared one stays empty
+    assert port == 0 and a.inputs is not NO_INPUTS and not NO_INPUTS and b.inputs is NO_INPUTS
+    relu = g.add_node("Relu", inputs=1, outputs=1)
+    g.add_edge(relu, 0, a, 0)
+    assert g.producer(a, 0) == (relu, 0) and g.input_sources(b) == []
+    g.verify()
+    copy.verify()
+    assert copy.node(a.id).inputs == [] and copy.input_sources(copy.node(a.id)) == []
+    before = journal.materialize()
+    assert before.node(a.id).inputs == [] and before.input_sources(before.node(a.id)) == []
+    NO_INPUTS.append(TensorDesc())  # what no code may do
+    try:
+        with pytest.raises(GraphError, match="shared empty list"):
+            g.verify()
+    finally:
+        NO_INPUTS.clear()
 
 
 def test_an_input_has_at_most_one_producer():

@@ -665,7 +665,7 @@ class _Importer:
             return node
         # what make_node and _set_plain give, made directly (a Const of every initializer)
         shape = value.shape
-        return graph.add_node_trusted("Const", name, {"value": value}, [],
+        return graph.add_node_trusted("Const", name, {"value": value}, ir.NO_INPUTS,
                                       [ir.trusted_desc(value.dtype, shape, _FORMAT_ND, _FORMAT_ND, shape)],
                                       tmpl.in_names, tmpl.out_names)
 

@@ -8,7 +8,7 @@ from ._coerce import as_graph
 from ._collector import collector_paused, full_collections_deferred, promote_young
 from ._graph import CONTROL_PORT, Graph, StagedGraph
 from ._journal import GraphJournal, first_difference
-from ._node import Node
+from ._node import NO_INPUTS, Node
 from ._tensor import UNKNOWN_DIM, UNKNOWN_RANK, TensorDesc, TensorValue, copy_attrs, trusted_desc
 from ._text import parse_text, to_text
 from ._types import DataType, Format, data_type_from_numpy, numpy_dtype
@@ -22,6 +22,7 @@ __all__ = [
     "Graph",
     "GraphError",
     "GraphJournal",
+    "NO_INPUTS",
     "Node",
     "StagedGraph",
     "TensorDesc",

@@ -14,7 +14,7 @@ import networkx as nx
 
 from ._collector import collector_paused
 from ._journal import GraphJournal, rows_of
-from ._node import NO_SUBGRAPHS, Node
+from ._node import NO_INPUTS, NO_SUBGRAPHS, Node
 from ._tensor import TensorDesc, _default_desc, copy_attrs
 from ._uses import Uses, add_use, copy_uses, drop_use
 from .errors import CycleError, GraphError
@@ -118,6 +118,11 @@ def _first_free_after(p: float, hi: float, taken: set[float]) -> float:
 
 #: what ``Graph._pos`` holds at the id of a node not in the graph
 _NO_POSITION = math.nan
+
+
+#: The producers row of every node without input anchors: shared, so never changed in place (adding an input
+#: anchor gives the node a new row).
+_NO_PRODUCERS: list[tuple[int, int] | None] = []
 
 
 def _set_row(table: list[Any], node_id: int, row: Any) -> None:
@@ -541,11 +546,13 @@ class Graph:
         for _ in node.outputs:  # a plain loop: a comprehension costs a function call on Python 3.11
             uses.append([])
         producers, all_uses = self._producers, self._uses
+        n_inputs = len(node.inputs)
+        row = [None] * n_inputs if n_inputs else _NO_PRODUCERS
         if node_id == len(producers):
-            producers.append([None] * len(node.inputs))
+            producers.append(row)
             all_uses.append(uses)
         else:
-            _set_row(producers, node_id, [None] * len(node.inputs))
+            _set_row(producers, node_id, row)
             _set_row(all_uses, node_id, uses)
         pos = self._next_pos
         table = self._pos
@@ -658,11 +665,13 @@ class Graph:
         """Append an input anchor to ``node``; returns its index."""
         self._check_mine(node)
         self.touch(node)
-        node.inputs.append(desc.copy() if desc is not None else TensorDesc())
-        node.input_names = [*node.input_names, name]  # a new list: name lists may be shared (see Node)
+        # new lists: an empty inputs list and an empty producers row may be shared (NO_INPUTS, _NO_PRODUCERS), and
+        # so may name lists (see Node)
+        node.inputs = [*node.inputs, desc.copy() if desc is not None else TensorDesc()]
+        node.input_names = [*node.input_names, name]
         if self._journals or self._rows_below:
             self._rows_change(node.id, node.id)
-        self._producers[node.id].append(None)
+        self._producers[node.id] = [*self._producers[node.id], None]
         return len(node.inputs) - 1
 
     def add_output_anchor(self, node: Node, desc: TensorDesc | None = None, name: str = "") -> int:
@@ -1298,6 +1307,8 @@ class Graph:
         Raises:
             GraphError: naming the first broken invariant.
         """
+        if NO_INPUTS or _NO_PRODUCERS or NO_SUBGRAPHS:
+            raise GraphError("a shared empty list (Node inputs, producers row or subgraph names) was changed in place")
         if {n.name: i for i, n in self._nodes.items()} != self._by_name:
             raise GraphError(f"graph {self.name!r}: name index is stale")
         by_type: dict[str, set[int]] = {}

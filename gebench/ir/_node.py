@@ -10,13 +10,16 @@ from ._tensor import TensorDesc, copy_attrs
 if TYPE_CHECKING:
     from ._graph import Graph
 
-__all__ = ["Node", "NO_SUBGRAPHS"]
+__all__ = ["Node", "NO_INPUTS", "NO_SUBGRAPHS"]
 
 _new_object = object.__new__
 _copy_desc = TensorDesc.copy
 
 #: The ``subgraph_names`` of every node that owns no subgraph (one shared, never-changed empty list).
 NO_SUBGRAPHS: list[str] = []
+#: The inputs list of a node without input anchors (a Const, a Variable): shared, so never changed in place
+#: (the graph gives a node a new list when it adds an input anchor).
+NO_INPUTS: list[Any] = []
 
 
 class Node:
@@ -33,7 +36,8 @@ class Node:
 
     ``input_names``, ``output_names`` and ``subgraph_names`` may be shared with other nodes (builders hand
     every node of an op type the same name lists; nodes without subgraphs share :data:`NO_SUBGRAPHS`): they are
-    never changed in place. Code that changes one assigns a new list (``node.input_names = [*old, name]``),
+    never changed in place. Nor is an empty ``inputs`` list, which importers and builders may share
+    (:data:`NO_INPUTS`). Code that changes one assigns a new list (``node.input_names = [*old, name]``),
     as the graph's anchor and subgraph methods do.
     """
 

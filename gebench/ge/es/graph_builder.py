@@ -330,8 +330,8 @@ class GraphBuilder:
             value = ir.TensorValue(dtype, np.array(values, dtype=ir.numpy_dtype(dtype)).reshape(shape))
             desc = ir.TensorDesc.of(dtype, shape, Format.FORMAT_ND)
         _, in_names, _, out_names = _layout("Const", None, None)  # Const has no inputs
-        node = self._graph.add_node_trusted("Const", self._next_name("Const"), {"value": value}, [], [desc],
-                                            in_names, out_names)
+        node = self._graph.add_node_trusted("Const", self._next_name("Const"), {"value": value}, ir.NO_INPUTS,
+                                            [desc], in_names, out_names)
         if _OPEN_SCOPES[0] and (_SCOPES.attrs or _SCOPES.deps):
             self._apply_scopes(node)
         return TensorHolder._create(self, node, 0)
