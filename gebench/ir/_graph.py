@@ -187,7 +187,7 @@ class Graph:
         # producers: node id -> per input port, (producer id, its output port) or None when unfed
         self._producers: list[list[tuple[int, int] | None] | None] = []
         # data uses: node id -> per output port, its (consumer id, input port) keys in the order the edges were added
-        # (a dict per port: a use is found and removed in O(1), and the rest keep their order; copy with dict.copy)
+        # (a list per port, a dict once the port has many: see _uses; the rest keep their order when one goes)
         self._uses: list[list[Uses] | None] = []
         # control edges: node id -> its control successors (predecessors), in the order the edges were added; a
         # node without control edges has no entry
