@@ -27,8 +27,8 @@ first:
   step): ``gebench compile MODEL --passes P --dump-dir D`` against a Python process that loads with onnx_ir,
   applies the rule and saves the model with ``onnx_ir.save``. Wall clock from spawn to exit; CPU time and peak
   RSS from ``wait4``. The gebench process runs this file's ``--child cli`` entry, which calls
-  ``gebench.cli.main`` as the ``gebench`` script does, with timers around a few stage-level functions (a few
-  dozen calls) so the process figure comes with its parts;
+  ``gebench.cli.main`` and ends the process as the ``gebench`` script does (``gebench.cli.end_process``),
+  with timers around a few stage-level functions (a few dozen calls) so the process figure comes with its parts;
 * at the largest size only: the GE dump of the imported model (``write_dumps({"PreRunBegin": graph},
   formats=["ge_proto"], level=1)``) against ``onnx_ir.save`` of the same model, and reading it back
   (``load_ge_dump``) against ``onnx_ir.load``: seconds, MB/s of file, ONNX nodes per second, peak RSS of the step
@@ -1434,6 +1434,8 @@ def main(argv: list[str] | None = None) -> int:
     if args.child:
         result = CHILDREN[args.child](json.loads(args.spec))
         _emit({"result": result})
+        if args.child == "cli":  # the process ends as the gebench script's does (gebench.cli.run)
+            sys.modules["gebench.cli"].end_process(0)
         return 0
     if args.quick:
         args.sizes, args.shared, args.rounds = "300", 300, 1

@@ -11,20 +11,22 @@ is asked for, so ``gebench --version`` and ``gebench --help`` import none of the
 from __future__ import annotations
 
 import argparse
+import atexit
 import importlib
 import json
 import logging
 import os
 import sys
+import threading
 import traceback
 from collections.abc import Callable, Sequence
-from typing import Any, TextIO
+from typing import Any, NoReturn, TextIO
 
 from gebench._atomic import write_text_atomically
 from gebench.cli._commands import BUILTIN_COMMANDS
 from gebench.progress import ProgressCallback, step, terminal_progress
 
-__all__ = ["main", "register_command", "build_parser", "format_summary"]
+__all__ = ["main", "run", "end_process", "register_command", "build_parser", "format_summary"]
 
 _log = logging.getLogger(__name__)
 
@@ -482,6 +484,38 @@ def main(argv: Sequence[str] | None = None) -> int:
         return EXIT_USAGE
 
 
+def run() -> NoReturn:
+    """Entry point of the ``gebench`` script and of ``python -m gebench``: :func:`main` on the process's arguments,
+    then :func:`end_process` with its exit code."""
+    try:
+        code: Any = main()
+    except SystemExit as exc:  # argparse's --help and usage errors
+        code = exc.code
+    end_process(code)
+
+
+def end_process(code: Any) -> NoReturn:
+    """End the process with exit ``code`` (as ``sys.exit`` reads it) once the exit handlers have run (logging,
+    temporary folders, child processes) and stdout and stderr are flushed, without the interpreter freeing every
+    object one by one: after a compile of an LLM-sized graph that teardown alone took seconds. While a thread
+    other than a daemon is still running, it is a plain ``sys.exit`` (which waits for it)."""
+    if isinstance(code, str):
+        print(code, file=sys.stderr)
+        code = 1
+    elif not isinstance(code, int):
+        code = 0 if code is None else 1
+    main_thread = threading.main_thread()
+    if any(t is not main_thread and not t.daemon and t.is_alive() for t in threading.enumerate()):
+        sys.exit(code)
+    atexit._run_exitfuncs()  # noqa: SLF001 - what the interpreter's own shutdown runs first
+    for stream in (sys.stdout, sys.stderr):
+        try:
+            stream.flush()
+        except (OSError, ValueError):  # a closed pipe (``gebench ... | head``) or a closed stream
+            pass
+    os._exit(code)
+
+
 if __name__ == "__main__":  # pragma: no cover
     os.environ.setdefault("PYTHONUNBUFFERED", "1")
-    sys.exit(main())
+    run()

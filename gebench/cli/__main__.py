@@ -1,5 +1,5 @@
 """``python -m gebench.cli``: the same as the ``gebench`` command."""
 
-from gebench.cli import main
+from gebench.cli import run
 
-raise SystemExit(main())
+run()
