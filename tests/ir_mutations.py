@@ -9,8 +9,8 @@ from __future__ import annotations
 from gebench.ir import Graph
 
 #: the structural mutations :func:`mutate` knows
-STRUCTURAL = ["add_node", "add_edge", "remove_edge", "remove_node", "add_control", "remove_control",
-              "replace_uses", "rename", "retype", "place"]
+STRUCTURAL = ["add_node", "add_edge", "remove_edge", "remove_node", "remove_nodes", "add_control",
+              "remove_control", "replace_uses", "rename", "retype", "place"]
 
 
 def mutate(g: Graph, op: str, a: int, b: int, port: int) -> None:
@@ -27,6 +27,14 @@ def mutate(g: Graph, op: str, a: int, b: int, port: int) -> None:
             g.remove_edge(*edges[a % len(edges)])
     elif op == "remove_node":
         g.remove_node(nodes[a % len(nodes)])
+    elif op == "remove_nodes":  # a node, up to two of its consumers (edges among them) and one more, in one call
+        first = nodes[a % len(nodes)]
+        picked = {first.id: first}
+        for succ in g.data_successors(first)[:2]:
+            picked.setdefault(succ.id, succ)
+        other = nodes[b % len(nodes)]
+        picked.setdefault(other.id, other)
+        g.remove_nodes(list(picked.values()))
     elif op == "add_control":
         g.add_control_edge(nodes[a % len(nodes)], nodes[b % len(nodes)])
     elif op == "remove_control":

@@ -761,3 +761,56 @@ def test_copy_on_write_through_a_chain_of_copies_and_a_snapshot():
     r1.attrs["negative_slope"] = 4.0
     assert snap.node_by_name("r1").attrs["negative_slope"] == 0.1
     assert b.node_by_name("r1").attrs["negative_slope"] == 1.0
+
+
+def test_remove_nodes_leaves_what_removing_them_one_by_one_leaves_and_keeps_snapshots():
+    def build() -> Graph:
+        g, (d, r0, r1, r2) = _chain()
+        side = g.add_node("Add", name="side", inputs=2, outputs=1)
+        g.add_edge(r0, 0, side, 0)
+        g.add_edge(r1, 0, side, 1)
+        g.add_control_edge(r0, r2)
+        g.add_control_edge(d, r1)
+        return g
+
+    one_by_one, batch = build(), build()
+    before = to_text(batch)
+    journal = batch.journal()
+    shared = batch.copy(share=True)
+    names = ["input_0", "Relu_0", "Relu_1"]  # a connected region: edges and a control edge among them
+    for name in names:
+        one_by_one.remove_node(one_by_one.node_by_name(name))
+    batch.remove_nodes([batch.node_by_name(n) for n in names])
+    batch.verify()
+    assert first_difference(one_by_one, batch) is None and to_text(one_by_one) == to_text(batch)
+    assert to_text(journal.materialize()) == before and to_text(shared) == before
+    shared.verify()
+    side = batch.node_by_name("side")
+    with pytest.raises(GraphError, match="listed twice"):
+        batch.remove_nodes([side, side])
+    assert batch.find("side") is side  # nothing removed
+
+
+def test_remove_nodes_keeps_each_remaining_neighbours_rows_once():
+    # a rewrite removes a connected region: the journal is asked for the rows of each node once (the removed ones
+    # and each neighbour left in the graph, not once per removed node next to it), and no removed node's rows
+    # are copied before it goes
+    g = Graph("fan")
+    src = g.add_node("Data", name="input_0", attrs={"index": 0}, inputs=1, outputs=1)
+    a = g.add_node("Relu", inputs=1, outputs=1)
+    b = g.add_node("Relu", inputs=1, outputs=1)
+    out = g.add_node("Add", inputs=2, outputs=1)
+    g.add_edge(src, 0, a, 0)
+    g.add_edge(src, 0, b, 0)
+    g.add_edge(a, 0, out, 0)
+    g.add_edge(b, 0, out, 1)
+    copy = g.copy(share=True)
+    journal = copy.journal()
+    kept: list[int] = []
+    real = copy._keep_rows
+    copy._keep_rows = lambda nid: (kept.append(nid), real(nid))  # type: ignore[method-assign]
+    copy.remove_nodes([copy.node(a.id), copy.node(b.id)])
+    assert sorted(kept) == [src.id, a.id, b.id, out.id]
+    assert not copy._rows_owned[a.id] and not copy._rows_owned[b.id]
+    copy.verify()
+    assert to_text(journal.materialize()) == to_text(g)

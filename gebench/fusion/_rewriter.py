@@ -574,10 +574,8 @@ def _apply(graph: Graph, replacement: Graph, plan: _Plan, pass_name: str, adopt:
             continue  # removing the node below drops these edges too
         for c, cp in consumers:
             graph.remove_edge(node, port, c, cp)
-    removed_ids = []
-    for node in plan.removed:
-        removed_ids.append(node.id)
-        graph.remove_node(node)
+    removed_ids = [node.id for node in plan.removed]
+    graph.remove_nodes(plan.removed)
     for k, _node, _port, consumers in plan.moves:
         r, rport = plan.out_sources[k]
         src, sport = (created[r], rport) if r >= 0 else producers[-1 - r]

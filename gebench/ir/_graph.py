@@ -204,6 +204,9 @@ class Graph:
 
     #: open :class:`~gebench.ir.GraphJournal`s following this graph (a list once one is opened)
     _journals: list[GraphJournal] | tuple[()] = ()
+    #: the largest ``next_id`` of the open journals: no journal wants a node whose id is at least this (it was
+    #: made after every one of them was opened), so the journal bookkeeping skips it at once
+    _journal_below: int = 0
     #: copy-on-write (see :meth:`copy`): a node whose id is below ``_share_below`` and not in ``_owned`` may share
     #: its ``attrs`` dict and anchor desc lists with another graph, and :meth:`touch` gives it private copies
     #: first. ``_owned`` lists the ids that got them since; so the bookkeeping costs O(nodes changed), not O(graph)
@@ -234,7 +237,7 @@ class Graph:
         copy of the node per reason.
         """
         nid = node.id
-        if self._journals:
+        if self._journals and nid < self._journal_below:
             self._keep(nid)
         lent = self._lent.pop(nid, None) if self._lent else None
         if nid < self._share_below and nid not in self._owned:
@@ -262,7 +265,7 @@ class Graph:
         if nid < self._share_below and nid not in self._owned:
             self.touch(node)
             return (node.outputs if output else node.inputs)[index]
-        if self._journals and nid not in self._kept_nodes:
+        if self._journals and nid < self._journal_below and nid not in self._kept_nodes:
             self._lend(node)
         inference = self._inference
         if inference is not None:
@@ -320,7 +323,7 @@ class Graph:
     def _keep_rows(self, nid: int) -> None:
         """Give every open journal that wants them copies of node ``nid``'s edge rows (before an edge of it
         changes). O(degree) the first time, O(1) after (``_kept_rows`` lists ids every open journal has)."""
-        if nid in self._kept_rows:
+        if nid >= self._journal_below or nid in self._kept_rows:
             return
         rows = None
         for journal in self._journals:
@@ -344,20 +347,25 @@ class Graph:
         (:meth:`_keep_rows`) and a copy-on-write copy's shared rows become private (:meth:`_own_rows`). Callers
         skip the call when neither applies (``self._journals or self._rows_below`` is false). O(1) amortised."""
         if self._journals:
-            kept = self._kept_rows
-            if a not in kept:
+            kept, below = self._kept_rows, self._journal_below
+            if a < below and a not in kept:
                 self._keep_rows(a)
-            if b not in kept:
+            if b < below and b not in kept:
                 self._keep_rows(b)
-        if self._rows_below:
-            self._own_rows(a)
-            self._own_rows(b)
+        below = self._rows_below
+        if below:
+            if a < below:
+                self._own_rows(a)
+            if b < below:
+                self._own_rows(b)
 
     def _keep_removed(self, node: Node) -> None:
         """Before ``node`` is removed: journals that have no copy of it keep a view of it that shares its attrs
         and descs (nothing of the graph changes a removed node; code still holding it and writing to it gives it
         private copies first, see :meth:`Node.own_copies`), its rows and its position. O(1) per journal."""
         nid = node.id
+        if nid >= self._journal_below:
+            return  # made after every open journal was opened: none of them wants it
         if nid not in self._kept_nodes:
             view = None
             for journal in self._journals:
@@ -383,6 +391,7 @@ class Graph:
         if not self._journals:
             self._journals = []
         self._journals.append(journal)  # type: ignore[union-attr]
+        self._journal_below = max(self._journal_below, journal.next_id)
         # ids whose node (rows) every open journal already has: none for a new journal
         self._kept_nodes: set[int] = set()
         self._kept_rows: set[int] = set()
@@ -391,6 +400,7 @@ class Graph:
         journals = self._journals
         if journal in journals:
             journals.remove(journal)  # type: ignore[union-attr]
+        self._journal_below = max((j.next_id for j in journals), default=0)
         if not journals:
             self._journals = ()
             # no journal reads a lent view any more (a built snapshot shares the descs copy-on-write instead)
@@ -582,47 +592,79 @@ class Graph:
 
         The node object is marked dead (``node.alive`` is False); its id is never reused.
         """
-        nid = node.id
-        if self._nodes.get(nid) is not node:
-            self._check_mine(node)
-        if self._journals:
-            self._keep_removed(node)
-            for nb in {*self._predecessor_ids(nid), *self._successor_ids(nid)}:
-                self._keep_rows(nb)
-        if self._rows_below:
-            for nb in {*self._predecessor_ids(nid), *self._successor_ids(nid)}:
-                self._own_rows(nb)
-        inference = self._inference
-        if inference is not None:
-            for uses in self._uses[nid]:
-                inference.dirty.update(d for d, _ in uses)  # their inputs lose a producer
-        # the node's own tables go with it, so only the other ends are updated here (plain loops: this runs per
-        # removed node of every rewrite)
+        self.remove_nodes((node,))
+
+    def remove_nodes(self, nodes: Sequence[Node]) -> None:
+        """Remove every node of ``nodes`` (distinct nodes of this graph) and all their edges: the graph ends as
+        :meth:`remove_node` on each in turn leaves it. O(sum of their degrees); an edge between two of them
+        updates neither end, and journals and copy-on-write copies do their bookkeeping once per neighbour left
+        in the graph (what a rewrite removing a connected region saves).
+
+        Raises:
+            GraphError: a node is not in this graph, or is listed twice (nothing is removed then).
+        """
+        ids: dict[int, None] = {}
+        for node in nodes:
+            nid = node.id
+            if self._nodes.get(nid) is not node:
+                self._check_mine(node)
+            if nid in ids:
+                raise GraphError(f"node {node._name!r} is listed twice for removal")
+            ids[nid] = None
         producers, all_uses = self._producers, self._uses
-        port = 0
-        for prod in producers[nid]:
-            if prod is not None:
-                drop_use(all_uses[prod[0]][prod[1]], (nid, port))  # O(1) for a large fan-out (see _uses)
-            port += 1
-        for uses in all_uses[nid]:
-            for dst, dst_port in uses:
-                producers[dst][dst_port] = None
-        if self._n_ctrl:
-            self._drop_control_edges(nid)
+        journals, shared = self._journals, self._rows_below
+        if journals or shared:
+            neighbours: dict[int, None] = {}  # left in the graph, their rows change below
+            for nid in ids:
+                for nb in self._predecessor_ids(nid):
+                    if nb not in ids:
+                        neighbours[nb] = None
+                for nb in self._successor_ids(nid):
+                    if nb not in ids:
+                        neighbours[nb] = None
+            if journals:
+                for node in nodes:
+                    self._keep_removed(node)
+                kept = self._kept_rows
+                for nb in neighbours:
+                    if nb not in kept:
+                        self._keep_rows(nb)
+            if shared:
+                for nb in neighbours:
+                    self._own_rows(nb)
+        inference = self._inference
+        n_ctrl = self._n_ctrl
         store = self._store
-        if store is not None:
-            _store_remove_node(store, nid)
-        del self._nodes[nid]
-        del self._by_name[node._name]
-        op_type = node._op_type
-        bucket = self._by_type[op_type]
-        del bucket[nid]
-        if not bucket:
-            del self._by_type[op_type]
-        self._taken.discard(self._pos[nid])
-        self._pos[nid] = _NO_POSITION
-        producers[nid] = all_uses[nid] = None
-        node._graph = None
+        for node in nodes:  # plain loops: this runs per removed node of every rewrite
+            nid = node.id
+            if inference is not None:
+                for uses in all_uses[nid]:
+                    inference.dirty.update(d for d, _ in uses)  # their inputs lose a producer
+            # the node's own tables go with it, so only the other ends are updated here, and only where they stay
+            port = 0
+            for prod in producers[nid]:
+                if prod is not None and prod[0] not in ids:
+                    drop_use(all_uses[prod[0]][prod[1]], (nid, port))  # O(1) for a large fan-out (see _uses)
+                port += 1
+            for uses in all_uses[nid]:
+                for dst, dst_port in uses:
+                    if dst not in ids:
+                        producers[dst][dst_port] = None
+            if n_ctrl:
+                self._drop_control_edges(nid)
+            if store is not None:
+                _store_remove_node(store, nid)
+            del self._nodes[nid]
+            del self._by_name[node._name]
+            op_type = node._op_type
+            bucket = self._by_type[op_type]
+            del bucket[nid]
+            if not bucket:
+                del self._by_type[op_type]
+            self._taken.discard(self._pos[nid])
+            self._pos[nid] = _NO_POSITION
+            producers[nid] = all_uses[nid] = None
+            node._graph = None
 
     def _drop_control_edges(self, nid: int) -> None:
         """Remove every control edge of node ``nid`` from the control tables. O(control degree)."""
