@@ -17,6 +17,7 @@ import contextlib
 import dataclasses
 import logging
 import os
+import sys
 import traceback
 import weakref
 from collections.abc import Iterable, Iterator, Mapping, Sequence
@@ -1124,19 +1125,13 @@ def _handle_match(state: _RunState, rec: _Recorder, instance: Any, match: Any, g
         replacement._invalidate()
     state.rewrites_done += 1
     name = replacement_ir.name
-    reason = _REPLACED_REASONS.get(name)
-    if reason is None:  # one string per replacement name, not one per record
-        if len(_REPLACED_REASONS) >= 256:
-            _REPLACED_REASONS.clear()
-        reason = _REPLACED_REASONS[name] = f"replaced by {name!r}"
+    reason = sys.intern(f"replaced by {name!r}")  # the records of a pass share one string
     record = rec.add("REPLACED", reason, nodes=nodes, captures=captures, meet_result=_jsonable(verdict),
                      removed=result.removed, added=result.added, detail={"replacement": name})
     _check_region(region, graph, result, record)
     return result
 
 
-#: replacement graph name -> the reason of a REPLACED record (bounded; cleared when full)
-_REPLACED_REASONS: dict[str, str] = {}
 _FACADE: dict[str, Any] = {}
 
 
