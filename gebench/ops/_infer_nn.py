@@ -37,7 +37,8 @@ def _matmul_shape(ctx: InferContext, a: tuple[int, ...], b: tuple[int, ...], ta:
     b2 = (b[0], 1) if b_vec else b
     m, k1 = (a2[-1], a2[-2]) if ta and not a_vec else (a2[-2], a2[-1])
     k2, n = (b2[-1], b2[-2]) if tb and not b_vec else (b2[-2], b2[-1])
-    _same_dim(ctx, k1, k2, f"contraction dims of x1 {list(a)} and x2 {list(b)}")
+    if k1 >= 0 and k2 >= 0 and k1 != k2:  # the message is made only when it is needed (this runs per matmul)
+        _same_dim(ctx, k1, k2, f"contraction dims of x1 {list(a)} and x2 {list(b)}")
     try:
         batch = broadcast_shapes(a2[:-2], b2[:-2])
     except ValueError as exc:
