@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 
 from gebench.ir import UNKNOWN_DIM, DataType, Format
 
@@ -19,9 +19,11 @@ from ._infer import (
 _INT8_TO_INT32 = {DataType.DT_INT8: DataType.DT_INT32}
 
 
-def _same_dim(ctx: InferContext, a: int, b: int, what: str) -> int:
+def _same_dim(ctx: InferContext, a: int, b: int, what: Callable[[], str]) -> int:
+    """The dim two known-or-unknown dims agree on. ``what`` names them; it is called only when they differ (rules
+    run per node, so the message is not formatted on the way that succeeds)."""
     if a >= 0 and b >= 0 and a != b:
-        raise ctx.fail(f"{what} differ: {a} vs {b}")
+        raise ctx.fail(f"{what()} differ: {a} vs {b}")
     return a if a >= 0 else b
 
 
@@ -37,8 +39,7 @@ def _matmul_shape(ctx: InferContext, a: tuple[int, ...], b: tuple[int, ...], ta:
     b2 = (b[0], 1) if b_vec else b
     m, k1 = (a2[-1], a2[-2]) if ta and not a_vec else (a2[-2], a2[-1])
     k2, n = (b2[-1], b2[-2]) if tb and not b_vec else (b2[-2], b2[-1])
-    if k1 >= 0 and k2 >= 0 and k1 != k2:  # the message is made only when it is needed (this runs per matmul)
-        _same_dim(ctx, k1, k2, f"contraction dims of x1 {list(a)} and x2 {list(b)}")
+    _same_dim(ctx, k1, k2, lambda: f"contraction dims of x1 {list(a)} and x2 {list(b)}")
     try:
         batch = broadcast_shapes(a2[:-2], b2[:-2])
     except ValueError as exc:
@@ -309,7 +310,7 @@ def _batch_norm(ctx: InferContext) -> None:
     fmt = str(ctx.attr("data_format"))
     if x != UNKNOWN_SHAPE and scale != UNKNOWN_SHAPE and len(scale) == 1 and len(x) >= 2:
         c = x[_channel_axis(fmt, len(x))]
-        _same_dim(ctx, c, scale[0], f"channels of x ({fmt}) and scale")
+        _same_dim(ctx, c, scale[0], lambda: f"channels of x ({fmt}) and scale")
         cshape: tuple[int, ...] = (c if c >= 0 else scale[0],)
     else:
         cshape = scale
