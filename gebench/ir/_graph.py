@@ -594,7 +594,7 @@ class Graph:
         """
         self.remove_nodes((node,))
 
-    def remove_nodes(self, nodes: Sequence[Node]) -> None:
+    def remove_nodes(self, nodes: Iterable[Node]) -> None:
         """Remove every node of ``nodes`` (distinct nodes of this graph) and all their edges: the graph ends as
         :meth:`remove_node` on each in turn leaves it. O(sum of their degrees); an edge between two of them
         updates neither end, and journals and copy-on-write copies do their bookkeeping once per neighbour left
@@ -603,14 +603,14 @@ class Graph:
         Raises:
             GraphError: a node is not in this graph, or is listed twice (nothing is removed then).
         """
-        ids: dict[int, None] = {}
+        ids: dict[int, Node] = {}  # read once: ``nodes`` may be any iterable
         for node in nodes:
             nid = node.id
             if self._nodes.get(nid) is not node:
                 self._check_mine(node)
             if nid in ids:
                 raise GraphError(f"node {node._name!r} is listed twice for removal")
-            ids[nid] = None
+            ids[nid] = node
         producers, all_uses = self._producers, self._uses
         journals, shared = self._journals, self._rows_below
         if journals or shared:
@@ -623,7 +623,7 @@ class Graph:
                     if nb not in ids:
                         neighbours[nb] = None
             if journals:
-                for node in nodes:
+                for node in ids.values():
                     self._keep_removed(node)
                 kept = self._kept_rows
                 for nb in neighbours:
@@ -635,8 +635,7 @@ class Graph:
         inference = self._inference
         n_ctrl = self._n_ctrl
         store = self._store
-        for node in nodes:  # plain loops: this runs per removed node of every rewrite
-            nid = node.id
+        for nid, node in ids.items():  # plain loops: this runs per removed node of every rewrite
             if inference is not None:
                 for uses in all_uses[nid]:
                     inference.dirty.update(d for d, _ in uses)  # their inputs lose a producer
