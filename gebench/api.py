@@ -286,18 +286,22 @@ def compile(graph: Any, passes: Any = None, custom_ops: str | os.PathLike[str] |
     ir_graph = _load_ir(graph, progress=progress)
     # a graph loaded here from a file or text belongs to nobody else: the run works on it without a copy
     fresh = not (isinstance(graph, ir.Graph) or hasattr(graph, "_ir"))
-    caller_graph = expected = None
+    caller_graph = expected = pre_run = None
     if copy and not fresh:
         caller_graph = ir_graph
         if checking_journals():  # the tests' check that the copy-on-write copy kept the caller's graph intact
             expected = ir_graph.copy()
         with step(progress, "copy graph"):
             ir_graph = ir_graph.copy(share=True)
+        if snapshots:
+            # the caller's graph is the run's graph as it starts: a journal on it keeps that state (the PreRunBegin
+            # snapshot) at the cost of what the caller changes later, so the first stage's rewrites keep none
+            pre_run = ir.GraphJournal(caller_graph)
     descriptors, errors, _ = resolve_passes(passes)
     run = execute(ir_graph, descriptors, stages=stages, options=options, record_all=record_all,
                   load_errors=errors, run_after_load_error=run_after_load_error, verify_rewrites=verify_rewrites,
                   snapshots=snapshots, verify=verify, fusion_switch=fusion_switch, ledger=ledger,
-                  hook_timeout=hook_timeout, progress=progress)
+                  hook_timeout=hook_timeout, progress=progress, pre_run_snapshot=pre_run)
     if expected is not None and caller_graph is not None:
         diff = ir.first_difference(caller_graph, expected)
         if diff is not None:

@@ -305,3 +305,62 @@ def test_replacements_built_by_the_runtime_are_moved_and_pass_graphs_copied(tmp_
     assert [n.op_type for n in run.ir_graph.nodes()] == ["Data", "Const", "Add", "NetOutput"]
     kept = sys.modules["kept_store"].KEPT
     assert [n.op_type for n in kept[0]._ir.nodes()] == ["Data", "Data", "Add", "NetOutput"]
+
+
+def _transformer_ir(sites_min: int) -> ir.Graph:
+    """A small synthetic transformer (bench/_synthetic.py) whose MatMul + Add sites the bench's GEMM pass fuses."""
+    import importlib.util
+    from pathlib import Path
+
+    path = Path(__file__).resolve().parents[1] / "bench" / "_synthetic.py"
+    spec = importlib.util.spec_from_file_location("_synthetic_for_stages", path)
+    assert spec is not None and spec.loader is not None
+    module = sys.modules.get(spec.name)
+    if module is None:
+        module = sys.modules[spec.name] = importlib.util.module_from_spec(spec)  # its dataclasses look it up
+        spec.loader.exec_module(module)
+    return module.transformer_ir(sites_min)[1]
+
+
+GEMM_PASS = str(__import__("pathlib").Path(__file__).resolve().parents[1] / "bench" / "gemm_fusion_pass.py")
+
+
+def test_the_pre_run_snapshot_follows_the_callers_graph_so_first_stage_rewrites_keep_no_pre_images(monkeypatch):
+    graph = _transformer_ir(120)
+    before = ir.to_text(graph)
+    kept: list[int] = []
+    real = ir.Graph._keep_removed
+
+    def counting(self, node):
+        if self._journals and node.id < self._journal_below:
+            kept.append(node.id)
+        return real(self, node)
+
+    monkeypatch.setattr(ir.Graph, "_keep_removed", counting)
+    run = gebench.compile(graph, passes=[GEMM_PASS])
+    assert run.status == "SUCCESS" and len(run.ir_graph.nodes_of_type("GEMM")) == 12
+    assert kept == []  # 24 nodes removed in the first stage, and no journal on the run's graph wanted them
+    assert len(graph._journals) == 1  # the PreRunBegin snapshot: a journal on the caller's graph
+    # the caller changes its graph after the run: the snapshot still is the graph the run started from
+    relu = graph.nodes_of_type("Relu")[0]
+    graph.remove_node(relu)
+    assert kept == [relu.id]  # the caller's change is what the journal keeps
+    pre = run.ir_snapshots["PreRunBegin"]
+    assert ir.to_text(pre) == before and pre.find(relu.name) is not None
+    assert not graph._journals  # built: the journal no longer follows the graph
+
+
+def test_a_run_dropped_unread_stops_its_journals_following_the_graphs_that_outlive_it():
+    import gc
+
+    graph = _transformer_ir(120)
+    run = gebench.compile(graph, passes=[GEMM_PASS])
+    result = run.ir_graph
+    assert graph._journals and result._journals  # PreRunBegin on the caller's graph, the later dump points on the run's
+    del run
+    gc.collect()
+    assert not graph._journals and not result._journals
+    # both graphs are whole and usable: a change now records nothing
+    result.remove_node(result.nodes_of_type("Relu")[0])
+    result.verify()
+    graph.verify()

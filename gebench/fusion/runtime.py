@@ -559,7 +559,8 @@ def execute(graph: ir.Graph, descriptors: Sequence[PassDescriptor], *, stages: I
             options: dict[str, str] | None = None, record_all: bool = True, infer_shapes: bool = True,
             load_errors: Sequence[Any] = (), run_after_load_error: bool = False,
             verify_rewrites: bool = False, snapshots: bool = True, verify: bool = False,
-            fusion_switch: Any = None, ledger: bool = True, pre_run_snapshot: ir.Graph | None = None,
+            fusion_switch: Any = None, ledger: bool = True,
+            pre_run_snapshot: ir.Graph | ir.GraphJournal | None = None,
             hook_timeout: float | None = None, progress: ProgressCallback | None = None,
             rewrite_cap: int | None = None) -> Run:
     """Run ``descriptors`` over ``graph`` (mutated in place) through GE's custom-pass stages.
@@ -583,9 +584,10 @@ def execute(graph: ir.Graph, descriptors: Sequence[PassDescriptor], *, stages: I
             no inference shares the previous one). Off: only ``Run.graph``.
         ledger: False writes no record at all (``Run.ledger`` stays empty; ``record_all`` and ``verify``'s
             per-rewrite errors have nowhere to go): the pass outcome and the graph are the same.
-        pre_run_snapshot: a graph equal to ``graph`` that nobody else holds, kept as the ``PreRunBegin``
-            snapshot instead of a fresh copy (``compile`` passes the caller's untouched graph here when it
-            works on a copy anyway). Ignored without ``snapshots``.
+        pre_run_snapshot: the ``PreRunBegin`` snapshot, instead of a journal opened on ``graph``: a graph equal
+            to ``graph`` that nobody else holds, or a journal opened on one equal to it (``compile``, which works
+            on a copy of the caller's graph, opens one on the caller's: the rewrites of the first stage then
+            keep no pre-images). Ignored without ``snapshots``.
         hook_timeout: seconds each pass hook call (``__init__``, ``patterns``, ``meet_requirements``,
             ``replacement``, ``run``) may take; one that runs longer is interrupted and fails its pass, with the
             pass, the hook and the ``file:line`` where it was interrupted in the reason. None (default): no bound,
@@ -628,7 +630,7 @@ def execute(graph: ir.Graph, descriptors: Sequence[PassDescriptor], *, stages: I
 def _execute(graph: ir.Graph, descriptors: Sequence[PassDescriptor], *, stages: Iterable[Any] | None,
              options: dict[str, str] | None, record_all: bool, infer_shapes: bool, load_errors: Sequence[Any],
              run_after_load_error: bool, verify_rewrites: bool, keep_snapshots: bool, verify: bool,
-             fusion_switch: Any, ledger_on: bool, pre_run_snapshot: ir.Graph | None,
+             fusion_switch: Any, ledger_on: bool, pre_run_snapshot: ir.Graph | ir.GraphJournal | None,
              progress: ProgressCallback | None = None, rewrite_cap: int | None = None) -> Run:
     from gebench.fusion.timing import RunTimings
 

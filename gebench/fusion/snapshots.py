@@ -6,6 +6,10 @@ journals (or to graphs a caller handed over) and turns a journal into a full :cl
 first read, O(n + e) once, cached. Two dump names that share one journal (a stage that changed nothing) share
 the graph it builds.
 
+A journal follows its live graph until it is built or the map is collected: the map closes the journals it
+holds when it goes (:meth:`~gebench.ir.GraphJournal.close`), so a graph that outlives its run (``run.graph`` kept,
+or the caller's graph ``compile`` copied) does not keep recording pre-images for snapshots nobody can read.
+
 With the environment variable ``GEBENCH_CHECK_JOURNALS=1`` every dump point also keeps an eager copy, and the
 first read of a journal compares the graph it builds with that copy (IR text form) and raises
 :class:`~gebench.ir.GraphError` on any difference. The test suite runs with it on; it doubles the run's copies.
@@ -14,6 +18,7 @@ first read of a journal compares the graph it builds with that copy (IR text for
 from __future__ import annotations
 
 import os
+import weakref
 from collections.abc import Iterator, Mapping
 
 from gebench import ir
@@ -36,9 +41,12 @@ class SnapshotMap(Mapping[str, ir.Graph]):
 
     def keep(self, name: str, entry: ir.Graph | ir.GraphJournal) -> None:
         """Record ``entry`` (a graph, or a journal opened at this dump point) under ``name``."""
-        if isinstance(entry, ir.GraphJournal) and checking_journals() and id(entry) not in self._checks:
-            assert entry.graph is not None
-            self._checks[id(entry)] = entry.graph.copy()
+        if isinstance(entry, ir.GraphJournal) and not any(e is entry for e in self._entries.values()):
+            if checking_journals():
+                assert entry.graph is not None
+                self._checks[id(entry)] = entry.graph.copy()
+            closer = weakref.finalize(self, entry.close)  # a built journal is closed already: a no-op then
+            closer.atexit = False
         self._entries[name] = entry
 
     def __getitem__(self, name: str) -> ir.Graph:
