@@ -333,3 +333,56 @@ def test_the_matchers_region_is_the_region_the_rewrite_would_derive():
         derived = boundary_subgraph(g, [n for n, _ in m.boundary.outputs], producers)
         assert m.region is not None and set(m.region) == {n.id for n in derived}
         assert set(m.region) == {n.id for n in m.matched_nodes()}
+
+
+def _staged_gemm_replacement(data_order: tuple[int, ...] = (0, 1, 2), graph_type: type = ir.StagedGraph) -> ir.Graph:
+    """The GEMM replacement as a graph builder leaves it (staged: node table and edge list only), its Data nodes
+    created in ``data_order``."""
+    rep = graph_type("gemm_replacement")
+    datas = {i: rep.add_node("Data", name=f"d{i}", attrs=data(i), inputs=1, outputs=1) for i in data_order}
+    gemm = rep.add_node("GEMM", name="GEMM_0", attrs={"transpose_a": False}, inputs=3, outputs=1)
+    for i in sorted(datas):
+        rep.add_edge_trusted(datas[i], 0, gemm, i)
+    out = rep.add_node("NetOutput", name="NetOutput_r", inputs=1, outputs=0)
+    rep.add_edge_trusted(gemm, 0, out, 0)
+    return rep
+
+
+@pytest.mark.parametrize("adopt", [False, True])
+def test_a_staged_replacement_built_again_reuses_its_layout_and_rewrites_the_same(monkeypatch, adopt):
+    from gebench.fusion import _rewriter
+
+    monkeypatch.setattr(_rewriter, "_LAYOUTS", {})
+    texts = []
+    for graph_type in (ir.Graph, ir.StagedGraph, ir.StagedGraph):  # the analysis, a first staged, a cached one
+        monkeypatch.setattr(_rewriter, "_RENAME_COUNTER", iter(range(100)))  # same names in every run
+        rep = _staged_gemm_replacement(graph_type=graph_type)
+        assert (rep.staged_edges() is not None) == (graph_type is ir.StagedGraph)
+        g = matmul_add_target()
+        rewrite(g, _matched_boundary(g), rep, pass_name="p", adopt=adopt)
+        g.verify()
+        texts.append(snapshot(g))
+        assert len(_rewriter._LAYOUTS) == (graph_type is ir.StagedGraph)  # one layout, kept by the first staged
+    assert texts[0] == texts[1] == texts[2]
+
+
+def test_staged_replacements_of_different_structure_do_not_share_a_layout(monkeypatch):
+    from gebench.fusion import _rewriter
+
+    monkeypatch.setattr(_rewriter, "_LAYOUTS", {})
+    wiring = []
+    for order in ((0, 1, 2), (2, 0, 1), (0, 1, 2), (2, 0, 1)):
+        g = matmul_add_target()
+        rewrite(g, _matched_boundary(g), _staged_gemm_replacement(order), pass_name="p")
+        (gemm,) = g.nodes_of_type("GEMM")
+        wiring.append([p[0].name for p in g.producers(gemm)])
+    assert wiring == [["x", "w", "b"]] * 4  # each Data feeds its own boundary input, whatever the creation order
+    assert len(_rewriter._LAYOUTS) == 2
+    # a replacement the rules refuse is never laid out, and the same one keeps being refused
+    for _ in range(2):
+        rep = _staged_gemm_replacement((0, 1))
+        g = matmul_add_target()
+        with pytest.raises(RewriteError) as err:
+            rewrite(g, _matched_boundary(g), rep, pass_name="p")
+        assert err.value.reason_code is RewriteReason.DATA_COUNT_MISMATCH
+    assert len(_rewriter._LAYOUTS) == 2

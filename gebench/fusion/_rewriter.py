@@ -195,86 +195,8 @@ def _plan(graph: Graph, boundary: Boundary, replacement: Graph, check_self_conta
                                f"{inner.name!r} a boundary output or keep it out of the region", node=inner)
 
     # ---- replacement checks
-    staged = replacement.staged_edges()
-    if staged is None:
-        rnodes = replacement.nodes()
-        sources = replacement.input_sources
-    else:  # a builder's graph nobody has read yet: creation order is topological, edges are listed
-        rnodes = replacement.nodes_in_creation_order()
-        sources = _staged_sources(rnodes, staged)
-    data_nodes: list[Node] = []
-    netouts: list[Node] = []
-    body: list[Node] = []
-    has_subgraphs = bool(replacement.subgraphs)
-    for n in rnodes:
-        if n.subgraph_names:
-            has_subgraphs = True
-        op_type = n._op_type
-        if op_type == DATA_TYPE:
-            data_nodes.append(n)
-        elif op_type == NETOUTPUT_TYPE:
-            netouts.append(n)
-        else:
-            body.append(n)
-    if has_subgraphs:
-        raise RewriteError(RewriteReason.UNSUPPORTED_SUBGRAPH,
-                           f"replacement {replacement.name!r} has subgraphs; gebench cannot copy them into a rewrite")
-    if len(data_nodes) != len(boundary.inputs):
-        raise RewriteError(RewriteReason.DATA_COUNT_MISMATCH,
-                           f"replacement {replacement.name!r} has {len(data_nodes)} Data nodes but the boundary has "
-                           f"{len(boundary.inputs)} inputs; they must be equal (a Data per boundary input)")
-    if len(netouts) != 1:
-        raise RewriteError(RewriteReason.NO_NETOUTPUT,
-                           f"replacement {replacement.name!r} has {len(netouts)} NetOutput nodes; it needs exactly "
-                           "one (build it with GraphBuilder.build_and_reset(outputs))")
-    out_refs = sources(netouts[0])
-    for port, src in enumerate(out_refs):
-        if src is None:
-            raise RewriteError(RewriteReason.OUTPUT_COUNT_MISMATCH,
-                               f"replacement {replacement.name!r}: output {port} (input {port} of "
-                               f"{netouts[0].name!r}) is not connected")
-    if len(out_refs) != len(boundary.outputs):
-        raise RewriteError(RewriteReason.OUTPUT_COUNT_MISMATCH,
-                           f"replacement {replacement.name!r} has {len(out_refs)} outputs but the boundary has "
-                           f"{len(boundary.outputs)}; they must be equal")
-    # node references: a body node is its body index, a Data node is -1 - its index
-    ref: dict[int, int] = {}
-    seen_idx: set[int] = set()
-    for d in data_nodes:
-        idx = d.attrs.get("index")
-        if not isinstance(idx, int) or isinstance(idx, bool) or not 0 <= idx < len(data_nodes) or idx in seen_idx:
-            raise RewriteError(RewriteReason.BAD_DATA_INDEX,
-                               f"replacement {replacement.name!r}: Data {d.name!r} has index {idx!r}; Data indices "
-                               f"must be distinct ints 0..{len(data_nodes) - 1} (one per boundary input)")
-        seen_idx.add(idx)
-        ref[d.id] = -1 - idx
-    j = 0
-    for n in body:
-        ref[n.id] = j
-        j += 1
-    out_sources = []
-    for src in out_refs:  # plain loops here and below: no comprehension call on Python 3.11
-        out_sources.append((ref[src[0]], src[1]))  # type: ignore[index]  # None was refused above
-    in_edges: list[tuple[int, int, int]] = []
-    body_edges: list[tuple[int, int, int, int]] = []
-    j = 0
-    for n in body:  # edges into Data nodes and NetOutput are not copied (outputs are handled as moves)
-        port = 0
-        for src in sources(n):
-            if src is not None:
-                r = ref.get(src[0])
-                if r is None or r >= j:  # positions are topological, so only a broken graph gets here
-                    raise RewriteError(RewriteReason.REPLACEMENT_CYCLIC,
-                                       f"replacement {replacement.name!r} is cyclic (or fed by its NetOutput) at "
-                                       f"input {port} of {n.name}")
-                if r < 0:
-                    in_edges.append((-1 - r, j, port))
-                else:
-                    body_edges.append((r, src[1], j, port))
-            port += 1
-        j += 1
-    body_ctrl = [(ref[n.id], ref[succ.id]) for n in body for succ in replacement.control_successors(n)
-                 if ref.get(succ.id, -1) >= 0] if replacement.has_control_edges else []
+    body, in_edges, body_edges, out_sources, body_ctrl = _replacement_layout(
+        replacement, len(boundary.inputs), len(boundary.outputs))
 
     # ---- what moves and what goes
     moves: list[tuple[int, Node, int, list[tuple[Node, int]]]] = []
@@ -348,6 +270,150 @@ def _plan(graph: Graph, boundary: Boundary, replacement: Graph, check_self_conta
                            "and depends on one of its outputs; choose a boundary whose inputs do not depend on its "
                            "outputs", node=cycle)
     return plan
+
+
+_Layout = tuple  # (body, in_edges, body_edges, out_sources, body_ctrl), as _replacement_layout returns it
+
+#: staged replacement structure -> its layout as body positions (see :func:`_replacement_layout`); bounded
+_LAYOUTS: dict[tuple[Any, ...], tuple[list[int], list[Any], list[Any], list[Any]]] = {}
+_LAYOUTS_MAX = 256
+
+
+def _replacement_layout(replacement: Graph, n_inputs: int, n_outputs: int) -> _Layout:
+    """Check ``replacement`` against a boundary of ``n_inputs`` inputs and ``n_outputs`` outputs and lay it out:
+    ``body`` (its non-IO nodes in topological order), ``in_edges`` (boundary input, body index, input port),
+    ``body_edges`` (src body index, src port, dst body index, dst port), ``out_sources`` (output k: (body index,
+    port), or (-1 - boundary input, 0) where a Data passes straight through) and ``body_ctrl`` (control edges
+    between body nodes, as body indices).
+
+    A staged replacement (what a ``GraphBuilder`` returns when nobody has read it) is recognised by its structure:
+    the op type, input count and Data index of each node in creation order, the first node's id and the list of its
+    edges (a staged graph's ids are consecutive in creation order). The same structure always lays out the same way, so a replacement built again for
+    the next match (the usual case: one replacement function, one match after another) reuses the layout
+    computed for the first, O(replacement) to recognise instead of the analysis.
+
+    Raises:
+        RewriteError: wrong Data/NetOutput counts, bad Data indices, an unconnected or cyclic output, subgraphs.
+    """
+    staged = replacement.staged_edges()
+    if staged is None:
+        return _analyse_layout(replacement, replacement.nodes(), replacement.input_sources, n_inputs, n_outputs)
+    rnodes = replacement.nodes_in_creation_order()
+    # the first id too: staged ids are consecutive from it, so the edges name the same creation positions
+    shape: list[Any] = [n_inputs, n_outputs, rnodes[0].id if rnodes else -1]
+    for n in rnodes:  # a plain loop: no comprehension call on Python 3.11
+        op_type = n._op_type
+        shape.append(op_type)
+        shape.append(len(n.inputs))
+        if op_type == DATA_TYPE:
+            index = n.attrs.get("index")
+            if type(index) is not int:
+                shape = []  # the analysis raises for it
+                break
+            shape.append(index)
+        if n.subgraph_names:
+            shape = []  # the analysis raises for it
+            break
+    key = None
+    if shape and not replacement.subgraphs:
+        shape.extend(staged)
+        key = tuple(shape)
+        cached = _LAYOUTS.get(key)
+        if cached is not None:
+            positions, in_edges, body_edges, out_sources = cached
+            body = []
+            for i in positions:
+                body.append(rnodes[i])
+            return body, in_edges, body_edges, out_sources, []
+    body, in_edges, body_edges, out_sources, body_ctrl = _analyse_layout(
+        replacement, rnodes, _staged_sources(rnodes, staged), n_inputs, n_outputs)
+    if key is not None:
+        if len(_LAYOUTS) >= _LAYOUTS_MAX:
+            _LAYOUTS.clear()
+        index_of = {n.id: i for i, n in enumerate(rnodes)}
+        # the lists are shared by every plan that reuses them: nothing changes a plan's lists after _plan
+        _LAYOUTS[key] = ([index_of[n.id] for n in body], in_edges, body_edges, out_sources)
+    return body, in_edges, body_edges, out_sources, body_ctrl
+
+
+def _analyse_layout(replacement: Graph, rnodes: Iterable[Node], sources: Any, n_inputs: int,
+                    n_outputs: int) -> _Layout:
+    """:func:`_replacement_layout` without the cache: ``rnodes`` in topological order, ``sources(node)`` their
+    input sources."""
+    data_nodes: list[Node] = []
+    netouts: list[Node] = []
+    body: list[Node] = []
+    has_subgraphs = bool(replacement.subgraphs)
+    for n in rnodes:
+        if n.subgraph_names:
+            has_subgraphs = True
+        op_type = n._op_type
+        if op_type == DATA_TYPE:
+            data_nodes.append(n)
+        elif op_type == NETOUTPUT_TYPE:
+            netouts.append(n)
+        else:
+            body.append(n)
+    if has_subgraphs:
+        raise RewriteError(RewriteReason.UNSUPPORTED_SUBGRAPH,
+                           f"replacement {replacement.name!r} has subgraphs; gebench cannot copy them into a rewrite")
+    if len(data_nodes) != n_inputs:
+        raise RewriteError(RewriteReason.DATA_COUNT_MISMATCH,
+                           f"replacement {replacement.name!r} has {len(data_nodes)} Data nodes but the boundary has "
+                           f"{n_inputs} inputs; they must be equal (a Data per boundary input)")
+    if len(netouts) != 1:
+        raise RewriteError(RewriteReason.NO_NETOUTPUT,
+                           f"replacement {replacement.name!r} has {len(netouts)} NetOutput nodes; it needs exactly "
+                           "one (build it with GraphBuilder.build_and_reset(outputs))")
+    out_refs = sources(netouts[0])
+    for port, src in enumerate(out_refs):
+        if src is None:
+            raise RewriteError(RewriteReason.OUTPUT_COUNT_MISMATCH,
+                               f"replacement {replacement.name!r}: output {port} (input {port} of "
+                               f"{netouts[0].name!r}) is not connected")
+    if len(out_refs) != n_outputs:
+        raise RewriteError(RewriteReason.OUTPUT_COUNT_MISMATCH,
+                           f"replacement {replacement.name!r} has {len(out_refs)} outputs but the boundary has "
+                           f"{n_outputs}; they must be equal")
+    # node references: a body node is its body index, a Data node is -1 - its index
+    ref: dict[int, int] = {}
+    seen_idx: set[int] = set()
+    for d in data_nodes:
+        idx = d.attrs.get("index")
+        if not isinstance(idx, int) or isinstance(idx, bool) or not 0 <= idx < len(data_nodes) or idx in seen_idx:
+            raise RewriteError(RewriteReason.BAD_DATA_INDEX,
+                               f"replacement {replacement.name!r}: Data {d.name!r} has index {idx!r}; Data indices "
+                               f"must be distinct ints 0..{len(data_nodes) - 1} (one per boundary input)")
+        seen_idx.add(idx)
+        ref[d.id] = -1 - idx
+    j = 0
+    for n in body:
+        ref[n.id] = j
+        j += 1
+    out_sources = []
+    for src in out_refs:  # plain loops here and below: no comprehension call on Python 3.11
+        out_sources.append((ref[src[0]], src[1]))  # type: ignore[index]  # None was refused above
+    in_edges: list[tuple[int, int, int]] = []
+    body_edges: list[tuple[int, int, int, int]] = []
+    j = 0
+    for n in body:  # edges into Data nodes and NetOutput are not copied (outputs are handled as moves)
+        port = 0
+        for src in sources(n):
+            if src is not None:
+                r = ref.get(src[0])
+                if r is None or r >= j:  # positions are topological, so only a broken graph gets here
+                    raise RewriteError(RewriteReason.REPLACEMENT_CYCLIC,
+                                       f"replacement {replacement.name!r} is cyclic (or fed by its NetOutput) at "
+                                       f"input {port} of {n.name}")
+                if r < 0:
+                    in_edges.append((-1 - r, j, port))
+                else:
+                    body_edges.append((r, src[1], j, port))
+            port += 1
+        j += 1
+    body_ctrl = [(ref[n.id], ref[succ.id]) for n in body for succ in replacement.control_successors(n)
+                 if ref.get(succ.id, -1) >= 0] if replacement.has_control_edges else []
+    return body, in_edges, body_edges, out_sources, body_ctrl
 
 
 def _new_name(name: str, joined: str) -> str:
