@@ -117,6 +117,26 @@ def test_a_journal_keeps_only_what_changed():
     assert g.node_by_name("n5").attrs["k"] == -1 and g.find("n9") is None
 
 
+def test_a_journal_closed_while_the_graph_hands_out_records_leaves_the_others_whole():
+    """A snapshot map closes its journals when it is collected, which the collector may do in the middle of a
+    change: the graph's loop over its journals must still reach every other journal."""
+    g = _random_graph(20)
+    first, second, third = g.journal(), g.journal(), g.journal()
+    real = first.wants_node
+
+    def closing_itself(nid: int) -> bool:
+        first.close()
+        return real(nid)
+
+    first.wants_node = closing_itself  # type: ignore[method-assign]
+    n5 = g.node_by_name("n5")
+    g.touch(n5)  # the loop over the journals starts with ``first``, which closes
+    n5.attrs["k"] = -1
+    assert g._journals == [second, third]
+    for journal in (second, third):
+        assert journal.materialize().node_by_name("n5").attrs["k"] == 5
+
+
 def _fanout_model(path, layers: int):
     """``layers`` MatMul+Add sites (onnx.helper), each with its own weights."""
     import numpy as np

@@ -302,9 +302,10 @@ class Graph:
                 journal.nodes[nid] = view
         self._kept_nodes.add(nid)
         if view is not None:
-            if self._lent is None:
-                self._lent = {}
-            self._lent[nid] = view
+            lent = self._lent  # read once: a journal closed meanwhile (by a collector callback) may reset it
+            if lent is None:
+                lent = self._lent = {}
+            lent[nid] = view
 
     def _keep(self, nid: int) -> None:
         """Give every open journal that wants it a copy of node ``nid`` as it is now (before an in-place change of
@@ -397,11 +398,14 @@ class Graph:
         self._kept_rows: set[int] = set()
 
     def _close_journal(self, journal: GraphJournal) -> None:
-        journals = self._journals
-        if journal in journals:
-            journals.remove(journal)  # type: ignore[union-attr]
+        """Stop recording for ``journal``. The list of open journals is replaced, never changed in place: a
+        snapshot map closes its journals when it is collected, which may happen in the middle of a loop over the
+        list (a journal it still hands a record to keeps it, unread)."""
+        journals = [j for j in self._journals if j is not journal]
         self._journal_below = max((j.next_id for j in journals), default=0)
-        if not journals:
+        if journals:
+            self._journals = journals
+        else:
             self._journals = ()
             # no journal reads a lent view any more (a built snapshot shares the descs copy-on-write instead)
             self._lent = None
