@@ -390,11 +390,21 @@ def infer_node(graph: Graph, node: Node, *, values: dict[tuple[int, int], np.nda
     _sync_inputs(graph, node)
     rule = _RULES.get(node.op_type)
     if rule is None:
-        raise InferenceError(
-            f"cannot infer {node.op_type} node {node.name!r}: no inference rule for op type {node.op_type!r}; "
-            "register one with gebench.ops.register_infer",
-            node_name=node.name, op_type=node.op_type)
-    ctx = InferContext(graph, node, get_schema(node.op_type), values, allow_unknown_ops=allow_unknown_ops)
+        raise _no_rule(node)
+    _apply_rule(graph, node, rule, get_schema(node.op_type), values, allow_unknown_ops)
+
+
+def _no_rule(node: Node) -> InferenceError:
+    return InferenceError(
+        f"cannot infer {node.op_type} node {node.name!r}: no inference rule for op type {node.op_type!r}; "
+        "register one with gebench.ops.register_infer",
+        node_name=node.name, op_type=node.op_type)
+
+
+def _apply_rule(graph: Graph, node: Node, rule: InferRule, schema: OpSchema | None,
+                values: dict[tuple[int, int], np.ndarray] | None, allow_unknown_ops: bool) -> None:
+    """Run ``rule`` on ``node`` (its inputs synced); a rule's plain error becomes an InferenceError naming it."""
+    ctx = InferContext(graph, node, schema, values, allow_unknown_ops=allow_unknown_ops)
     try:
         rule(ctx)
     except InferenceError:
@@ -457,11 +467,35 @@ def infer_graph(graph: Graph, *, allow_unknown_ops: bool = False) -> None:
         return
     graph._inference = None
     values: dict[tuple[int, int], np.ndarray] = {}
-    for node in graph.nodes():
-        _infer_one(graph, node, values, allow_unknown_ops)
+    _infer_all(graph, graph.nodes(), values, allow_unknown_ops)
     for sub in graph.subgraphs.values():
         infer_graph(sub, allow_unknown_ops=allow_unknown_ops)
     graph._inference = InferenceState(values, allow_unknown_ops, key)
+
+
+def _infer_all(graph: Graph, nodes: Iterable[Node], values: dict[tuple[int, int], np.ndarray],
+               allow_unknown_ops: bool) -> None:
+    """:func:`_infer_one` on each of ``nodes`` (in topological order), with what is the same for every node of one
+    op type looked up once per call (its rule, its schema, the Const shortcut) rather than once per node."""
+    rules = _RULES
+    const_shortcut = rules.get("Const") is _const
+    by_type: dict[str, tuple[InferRule | None, OpSchema | None]] = {}
+    for node in nodes:
+        op_type = node._op_type
+        if op_type == "Const" and const_shortcut and _const_desc_current(node):
+            continue
+        entry = by_type.get(op_type)
+        if entry is None:
+            rule = rules.get(op_type)
+            entry = by_type[op_type] = (rule, get_schema(op_type) if rule is not None else None)
+        rule, schema = entry
+        _sync_inputs(graph, node)
+        if rule is None:
+            if not allow_unknown_ops:
+                raise _no_rule(node)
+            _log.debug("no inference rule for %s node %s; outputs kept", op_type, node.name)
+            continue
+        _apply_rule(graph, node, rule, schema, values, allow_unknown_ops)
 
 
 def _infer_one(graph: Graph, node: Node, values: dict[tuple[int, int], np.ndarray], allow_unknown_ops: bool) -> None:
@@ -529,8 +563,11 @@ def _const_unchanged(node: Node) -> bool:
     whose desc already states the value's dtype and shape, an ND value, no input. Returns False (nothing done)
     for any other Const, which then takes the rule. O(1) plus the value's rank. Only while the built-in rule is
     the registered one (a rule swapped in with :func:`register_infer` always runs)."""
-    if _RULES.get("Const") is not _const:
-        return False
+    return _RULES.get("Const") is _const and _const_desc_current(node)
+
+
+def _const_desc_current(node: Node) -> bool:
+    """:func:`_const_unchanged` without the check that the built-in Const rule is the registered one."""
     val = node.attrs.get("value")
     if type(val) is not TensorValue or val.format != Format.FORMAT_ND or node.inputs or len(node.outputs) != 1:
         return False
