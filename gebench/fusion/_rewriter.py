@@ -287,10 +287,11 @@ def _replacement_layout(replacement: Graph, n_inputs: int, n_outputs: int) -> _L
     between body nodes, as body indices).
 
     A staged replacement (what a ``GraphBuilder`` returns when nobody has read it) is recognised by its structure:
-    the op type, input count and Data index of each node in creation order, the first node's id and the list of its
-    edges (a staged graph's ids are consecutive in creation order). The same structure always lays out the same way, so a replacement built again for
-    the next match (the usual case: one replacement function, one match after another) reuses the layout
-    computed for the first, O(replacement) to recognise instead of the analysis.
+    the op type, input count and Data index of each node in creation order, the first node's id and the list of
+    its edges (a staged graph's ids are consecutive in creation order). The same structure always lays out the
+    same way, so a replacement built again for the next match (the usual case: one replacement function, one
+    match after another) reuses the layout worked out for the first: O(replacement) to recognise instead of the
+    analysis.
 
     Raises:
         RewriteError: wrong Data/NetOutput counts, bad Data indices, an unconnected or cyclic output, subgraphs.
