@@ -475,14 +475,16 @@ def infer_graph(graph: Graph, *, allow_unknown_ops: bool = False) -> None:
 
 def _infer_all(graph: Graph, nodes: Iterable[Node], values: dict[tuple[int, int], np.ndarray],
                allow_unknown_ops: bool) -> None:
-    """:func:`_infer_one` on each of ``nodes`` (in topological order), with what is the same for every node of one
-    op type looked up once per call (its rule, its schema, the Const shortcut) rather than once per node."""
+    """Infer each of ``nodes`` in turn (topological order) as :func:`infer_node` does, except that a Const whose
+    desc already states its value is left alone while the built-in Const rule is the registered one
+    (:func:`_const_unchanged`), and that with ``allow_unknown_ops`` a node whose op has no rule only has its inputs
+    synced. What is the same for every node of one op type (its rule, its schema) is looked up once per call."""
     rules = _RULES
     const_shortcut = rules.get("Const") is _const
     by_type: dict[str, tuple[InferRule | None, OpSchema | None]] = {}
     for node in nodes:
         op_type = node._op_type
-        if op_type == "Const" and const_shortcut and _const_desc_current(node):
+        if op_type == "Const" and const_shortcut and _const_unchanged(node):
             continue
         entry = by_type.get(op_type)
         if entry is None:
@@ -496,16 +498,6 @@ def _infer_all(graph: Graph, nodes: Iterable[Node], values: dict[tuple[int, int]
             _log.debug("no inference rule for %s node %s; outputs kept", op_type, node.name)
             continue
         _apply_rule(graph, node, rule, schema, values, allow_unknown_ops)
-
-
-def _infer_one(graph: Graph, node: Node, values: dict[tuple[int, int], np.ndarray], allow_unknown_ops: bool) -> None:
-    if node._op_type == "Const" and _const_unchanged(node):
-        return
-    if allow_unknown_ops and node.op_type not in _RULES:
-        _sync_inputs(graph, node)
-        _log.debug("no inference rule for %s node %s; outputs kept", node.op_type, node.name)
-        return
-    infer_node(graph, node, values=values, allow_unknown_ops=allow_unknown_ops)
 
 
 def _outputs_state(node: Node) -> list[tuple[Any, ...]]:
@@ -537,7 +529,7 @@ def _infer_changed(graph: Graph, state: InferenceState) -> None:
         node = nodes[nid]
         before = _outputs_state(node)
         old = [values.pop((nid, port), None) for port in range(len(node.outputs))]
-        _infer_one(graph, node, values, allow_unknown_ops)
+        _infer_all(graph, (node,), values, allow_unknown_ops)
         if nid not in changed and _outputs_state(node) == before and all(
                 _same_value(v, values.get((nid, port))) for port, v in enumerate(old)):
             continue
@@ -561,13 +553,8 @@ def _data(ctx: InferContext) -> None:
 def _const_unchanged(node: Node) -> bool:
     """What the ``Const`` rule (:func:`_const`) does, without its context, for the usual Const: one output
     whose desc already states the value's dtype and shape, an ND value, no input. Returns False (nothing done)
-    for any other Const, which then takes the rule. O(1) plus the value's rank. Only while the built-in rule is
-    the registered one (a rule swapped in with :func:`register_infer` always runs)."""
-    return _RULES.get("Const") is _const and _const_desc_current(node)
-
-
-def _const_desc_current(node: Node) -> bool:
-    """:func:`_const_unchanged` without the check that the built-in Const rule is the registered one."""
+    for any other Const, which then takes the rule. O(1) plus the value's rank. Callers use it only while the
+    built-in rule is the registered one (a rule swapped in with :func:`register_infer` always runs)."""
     val = node.attrs.get("value")
     if type(val) is not TensorValue or val.format != Format.FORMAT_ND or node.inputs or len(node.outputs) != 1:
         return False
