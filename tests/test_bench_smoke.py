@@ -29,13 +29,6 @@ def _load(name: str) -> ModuleType:
     return module
 
 
-@pytest.fixture(scope="module")
-def synthetic() -> ModuleType:
-    if str(BENCH) not in sys.path:
-        sys.path.insert(0, str(BENCH))
-    return _load("_synthetic")
-
-
 def test_synthetic_model_has_exact_size_and_is_deterministic(synthetic):
     a = synthetic.transformer_onnx(237)
     b = synthetic.transformer_onnx(237)

@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import sys
 import textwrap
+from pathlib import Path
 
 import pytest
 
@@ -307,26 +308,12 @@ def test_replacements_built_by_the_runtime_are_moved_and_pass_graphs_copied(tmp_
     assert [n.op_type for n in kept[0]._ir.nodes()] == ["Data", "Data", "Add", "NetOutput"]
 
 
-def _transformer_ir(sites_min: int) -> ir.Graph:
-    """A small synthetic transformer (bench/_synthetic.py) whose MatMul + Add sites the bench's GEMM pass fuses."""
-    import importlib.util
-    from pathlib import Path
-
-    path = Path(__file__).resolve().parents[1] / "bench" / "_synthetic.py"
-    spec = importlib.util.spec_from_file_location("_synthetic_for_stages", path)
-    assert spec is not None and spec.loader is not None
-    module = sys.modules.get(spec.name)
-    if module is None:
-        module = sys.modules[spec.name] = importlib.util.module_from_spec(spec)  # its dataclasses look it up
-        spec.loader.exec_module(module)
-    return module.transformer_ir(sites_min)[1]
+GEMM_PASS = str(Path(__file__).resolve().parents[1] / "bench" / "gemm_fusion_pass.py")
 
 
-GEMM_PASS = str(__import__("pathlib").Path(__file__).resolve().parents[1] / "bench" / "gemm_fusion_pass.py")
-
-
-def test_the_pre_run_snapshot_follows_the_callers_graph_so_first_stage_rewrites_keep_no_pre_images(monkeypatch):
-    graph = _transformer_ir(120)
+def test_the_pre_run_snapshot_follows_the_callers_graph_so_first_stage_rewrites_keep_no_pre_images(monkeypatch,
+                                                                                                   synthetic):
+    graph = synthetic.transformer_ir(120)[1]
     before = ir.to_text(graph)
     kept: list[int] = []
     real = ir.Graph._keep_removed
@@ -350,10 +337,10 @@ def test_the_pre_run_snapshot_follows_the_callers_graph_so_first_stage_rewrites_
     assert not graph._journals  # built: the journal no longer follows the graph
 
 
-def test_a_run_dropped_unread_stops_its_journals_following_the_graphs_that_outlive_it():
+def test_a_run_dropped_unread_stops_its_journals_following_the_graphs_that_outlive_it(synthetic):
     import gc
 
-    graph = _transformer_ir(120)
+    graph = synthetic.transformer_ir(120)[1]
     run = gebench.compile(graph, passes=[GEMM_PASS])
     result = run.ir_graph
     assert graph._journals and result._journals  # PreRunBegin on the caller's graph, the later dump points on the run's
