@@ -10,9 +10,10 @@ from __future__ import annotations
 
 import os
 import secrets
+import shutil
 from pathlib import Path
 
-__all__ = ["temporary_name", "write_bytes_atomically", "write_text_atomically"]
+__all__ = ["copy_file_atomically", "temporary_name", "write_bytes_atomically", "write_text_atomically"]
 
 
 def temporary_name(path: Path) -> Path:
@@ -59,6 +60,26 @@ def write_bytes_atomically(path: str | os.PathLike[str], data: bytes) -> Path:
     try:
         with open(fd, "wb") as fh:
             fh.write(data)
+        os.replace(tmp, path)
+    except BaseException:
+        tmp.unlink(missing_ok=True)
+        raise
+    return path
+
+
+def copy_file_atomically(source: str | os.PathLike[str], path: str | os.PathLike[str]) -> Path:
+    """Copy the file ``source`` to ``path`` through a uniquely named temporary file and a rename. The bytes are
+    copied by the operating system where it can (``shutil.copyfile``: ``sendfile`` on Linux), not through Python.
+
+    Raises:
+        OSError: ``source`` cannot be read, or as :func:`write_text_atomically`; ``path`` keeps its previous
+            content.
+    """
+    path = Path(path)
+    tmp = temporary_name(path)
+    os.close(_open_exclusive(tmp))  # the name is ours alone; copyfile then writes into it
+    try:
+        shutil.copyfile(source, tmp)
         os.replace(tmp, path)
     except BaseException:
         tmp.unlink(missing_ok=True)

@@ -173,6 +173,64 @@ def test_write_dumps_names_files_like_ge(tmp_path):
     assert not list(tmp_path.glob("*.part"))
 
 
+
+def _count_serialisations(monkeypatch: pytest.MonkeyPatch) -> list[tuple[str, str]]:
+    """Record (graph name, format) each time write_dumps serialises a graph."""
+    calls: list[tuple[str, str]] = []
+    real = ge_dump.dump_chunks
+
+    def counted(graph, kind="ge_proto", level=DumpLevel.DUMP_ALL, *, advance=None):
+        calls.append((graph.name, kind))
+        return real(graph, kind, level, advance=advance)
+
+    monkeypatch.setattr(ge_dump, "dump_chunks", counted)
+    return calls
+
+
+def test_a_graph_repeated_at_later_dump_points_is_serialised_once_and_copied(tmp_path, monkeypatch):
+    # a stage that changes nothing hands over the graph of the dump point before it (SnapshotMap shares it)
+    first, later = matmul_add(), matmul_add()
+    later.name = "later"
+    snaps = {"PreRunBegin": first, "RunCustomPassBeforeInfershape": later, "RunCustomPass_AfterInferShape": later,
+             "RunCustomPassAfterBuiltinFusionPass": later}
+    calls = _count_serialisations(monkeypatch)
+    progress: list[tuple[int, int]] = []
+    paths = write_dumps(snaps, tmp_path / "shared", progress=lambda done, total: progress.append((done, total)))
+    assert calls == [("demo", "ge_proto"), ("demo", "onnx"), ("later", "ge_proto"), ("later", "onnx")]
+    assert len(paths) == 8
+    for kind, prefix in (("ge_proto", "ge_proto_"), ("onnx", "ge_onnx_")):
+        expected = dump_text(later, kind, DumpLevel.DUMP_ALL).encode()
+        copies = [p for p in paths if p.name.startswith(prefix) and "PreRunBegin" not in p.name]
+        assert len(copies) == 3
+        assert all(p.read_bytes() == expected for p in copies)
+        assert all(p.stat().st_nlink == 1 for p in copies)  # copies, not links: editing one leaves the others
+    assert sorted(q.name for q in (tmp_path / "shared").iterdir()) == sorted(p.name for p in paths)  # no links
+    assert progress[-1][0] == progress[-1][1] == 8 * len(first)
+
+    # without hard links the content is serialised again, with the same bytes
+    def no_links(src, dst):
+        raise OSError(1, "Operation not permitted")
+
+    monkeypatch.setattr(ge_dump.os, "link", no_links)
+    calls.clear()
+    again = write_dumps(snaps, tmp_path / "unlinked")
+    assert len(calls) == 8
+    assert [p.read_bytes() for p in again] == [p.read_bytes() for p in paths]
+    assert sorted(q.name for q in (tmp_path / "unlinked").iterdir()) == sorted(p.name for p in again)
+
+
+def test_a_failed_copy_names_the_file_and_leaves_no_link_behind(tmp_path, monkeypatch):
+    g = matmul_add()
+
+    def refuse(src, dst):
+        raise OSError(28, "No space left on device")
+
+    monkeypatch.setattr(ge_dump, "copy_file_atomically", refuse)
+    with pytest.raises(ge_dump.GeDumpError, match=r"cannot write .*ge_proto_00000001_graph_0_B\.txt: No space"):
+        write_dumps({"A": g, "B": g}, tmp_path, formats=["ge_proto"])
+    assert [q.name for q in tmp_path.iterdir()] == ["ge_proto_00000000_graph_0_A.txt"]
+
+
 def test_stage_filter_and_formats_and_counters(tmp_path):
     g = matmul_add()
     snaps = {"PreRunBegin": g, "PreRunAfterInitPreparation": g, "RunCustomPass_AfterInferShape": g,

@@ -23,6 +23,7 @@ import re
 import subprocess
 import sys
 import time
+from collections import Counter
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from pathlib import Path
 from typing import Any
@@ -31,7 +32,7 @@ from google.protobuf import message as pb_message
 from google.protobuf import text_encoding, text_format
 
 from gebench import ir
-from gebench._atomic import temporary_name
+from gebench._atomic import copy_file_atomically, temporary_name
 from gebench.ir import DataType, TensorDesc, TensorValue
 
 from ._ge_dump_codec import (
@@ -192,15 +193,34 @@ def write_dumps(
     ordered = [k for k in FORMATS if k in kinds]
     counted = Progress(progress, sum(_node_count(ir.as_graph(g)) for g in selected.values()) * len(ordered)
                        if progress is not None else 0)
+    # A stage that changed nothing hands over the same graph object as the dump point before it (see
+    # gebench.fusion.snapshots.SnapshotMap), and a file's content depends only on the graph, the format and the
+    # level: such a file is a copy of the one written for that graph. The copy is taken from a private hard link
+    # to that file (made before its rename), so another process writing the same names meanwhile cannot leak in.
+    repeats = Counter(id(g) for g in selected.values())
+    kept: dict[tuple[int, str], Path] = {}  # (id of a repeated graph, format) -> the private link to its file
     written: list[Path] = []
-    for suffix, graph in selected.items():
-        for kind in ordered:
-            path = directory / dump_file_name(kind, counters[kind], suffix, graph_id=graph_id, aclop=aclop)
-            start = time.perf_counter()
-            _write_atomically(path, dump_chunks(graph, kind, level, advance=counted.advance))  # streamed
-            counters[kind] += 1
-            written.append(path)
-            _log.info("wrote %s in %.1f s", path, time.perf_counter() - start)
+    try:
+        for suffix, graph in selected.items():
+            for kind in ordered:
+                path = directory / dump_file_name(kind, counters[kind], suffix, graph_id=graph_id, aclop=aclop)
+                start = time.perf_counter()
+                source = kept.get((id(graph), kind))
+                if source is not None:
+                    _copy_atomically(source, path)
+                    counted.advance(_node_count(ir.as_graph(graph)))
+                else:
+                    keep = temporary_name(path) if repeats[id(graph)] > 1 else None
+                    # streamed
+                    if _write_atomically(path, dump_chunks(graph, kind, level, advance=counted.advance), keep=keep):
+                        kept[(id(graph), kind)] = keep  # type: ignore[assignment]
+                counters[kind] += 1
+                written.append(path)
+                _log.info("wrote %s in %.1f s%s", path, time.perf_counter() - start,
+                          " (a copy: the same graph as an earlier dump point)" if source is not None else "")
+    finally:
+        for link in kept.values():
+            link.unlink(missing_ok=True)
     counted.finish()
     return written
 
@@ -233,25 +253,53 @@ def write_dumps_from_env(snapshots: Mapping[str, ir.Graph], *, graph_id: int = 0
                        formats=settings.formats, stages=settings.stages, start_index=start_index)
 
 
-def _write_atomically(path: Path, chunks: Iterable[str]) -> None:
+def _write_atomically(path: Path, chunks: Iterable[str], *, keep: Path | None = None) -> bool:
     """Write ``chunks`` as UTF-8 through a uniquely named temporary file and a rename, so a failed write (an
     error while the chunks are made included) never leaves half a dump and several processes can dump into one
     folder (the temporary names of :mod:`gebench._atomic`).
+
+    ``keep``: also hard-link the finished file as ``keep`` (a private name for copies of it, see
+    :func:`write_dumps`). Returns whether that link exists (a file system without hard links has none; the
+    caller then writes the content again where it would have copied it).
 
     Raises:
         GeDumpError: the file cannot be written (names the file). Errors raised by ``chunks`` propagate.
     """
     tmp = temporary_name(path)
+    linked = False
     try:
         fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_BINARY", 0), 0o666)
         try:
             with open(fd, "w", encoding="utf-8", newline="") as fh:
                 for chunk in chunks:
                     fh.write(chunk)
+            if keep is not None:
+                try:
+                    os.link(tmp, keep)
+                    linked = True
+                except OSError as exc:
+                    _log.debug("no hard link %s for copies of %s (%s): its copies are written again", keep, path,
+                               exc)
             os.replace(tmp, path)
         except BaseException:
             tmp.unlink(missing_ok=True)
+            if linked:
+                keep.unlink(missing_ok=True)  # type: ignore[union-attr]
             raise
+    except OSError as exc:
+        raise GeDumpError(f"cannot write {path}: {exc.strerror or exc}; check that the dump directory is "
+                          "writable and has space") from exc
+    return linked
+
+
+def _copy_atomically(source: Path, path: Path) -> None:
+    """Copy a dump written by this call of :func:`write_dumps` (its private link ``source``) to ``path``.
+
+    Raises:
+        GeDumpError: the copy cannot be written (names the file); ``path`` is not left half-written.
+    """
+    try:
+        copy_file_atomically(source, path)
     except OSError as exc:
         raise GeDumpError(f"cannot write {path}: {exc.strerror or exc}; check that the dump directory is "
                           "writable and has space") from exc
