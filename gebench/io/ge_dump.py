@@ -211,9 +211,9 @@ def write_dumps(
                     counted.advance(_node_count(ir.as_graph(graph)))
                 else:
                     keep = temporary_name(path) if repeats[id(graph)] > 1 else None
-                    # streamed
-                    if _write_atomically(path, dump_chunks(graph, kind, level, advance=counted.advance), keep=keep):
-                        kept[(id(graph), kind)] = keep  # type: ignore[assignment]
+                    chunks = dump_chunks(graph, kind, level, advance=counted.advance)  # streamed
+                    if _write_atomically(path, chunks, keep=keep) and keep is not None:
+                        kept[(id(graph), kind)] = keep
                 counters[kind] += 1
                 written.append(path)
                 _log.info("wrote %s in %.1f s%s", path, time.perf_counter() - start,
@@ -283,12 +283,11 @@ def _write_atomically(path: Path, chunks: Iterable[str], *, keep: Path | None = 
             os.replace(tmp, path)
         except BaseException:
             tmp.unlink(missing_ok=True)
-            if linked:
-                keep.unlink(missing_ok=True)  # type: ignore[union-attr]
+            if linked and keep is not None:
+                keep.unlink(missing_ok=True)
             raise
     except OSError as exc:
-        raise GeDumpError(f"cannot write {path}: {exc.strerror or exc}; check that the dump directory is "
-                          "writable and has space") from exc
+        raise _cannot_write(path, exc) from exc
     return linked
 
 
@@ -301,8 +300,12 @@ def _copy_atomically(source: Path, path: Path) -> None:
     try:
         copy_file_atomically(source, path)
     except OSError as exc:
-        raise GeDumpError(f"cannot write {path}: {exc.strerror or exc}; check that the dump directory is "
-                          "writable and has space") from exc
+        raise _cannot_write(path, exc) from exc
+
+
+def _cannot_write(path: Path, exc: OSError) -> GeDumpError:
+    return GeDumpError(f"cannot write {path}: {exc.strerror or exc}; check that the dump directory is writable and "
+                       "has space")
 
 
 # ------------------------------------------------------------------------------------------------ reading
