@@ -8,12 +8,17 @@ writers of the *same* target name leave one complete version (the last rename wi
 
 from __future__ import annotations
 
+import logging
 import os
 import secrets
 import shutil
+from collections.abc import Iterable
 from pathlib import Path
 
-__all__ = ["copy_file_atomically", "temporary_name", "write_bytes_atomically", "write_text_atomically"]
+__all__ = ["copy_file_atomically", "temporary_name", "write_bytes_atomically", "write_chunks_atomically",
+           "write_text_atomically"]
+
+_log = logging.getLogger(__name__)
 
 
 def temporary_name(path: Path) -> Path:
@@ -36,16 +41,43 @@ def write_text_atomically(path: str | os.PathLike[str], text: str, *, encoding: 
             (also when the write is interrupted) and ``path`` keeps its previous content.
     """
     path = Path(path)
+    write_chunks_atomically(path, (text,), encoding=encoding)
+    return path
+
+
+def write_chunks_atomically(path: Path, chunks: Iterable[str], *, encoding: str = "utf-8",
+                            link: Path | None = None) -> bool:
+    """Write the strs of ``chunks`` one after the other to ``path`` through a uniquely named temporary file and a
+    rename, never holding the whole text.
+
+    ``link``: also hard-link the finished file as ``link`` (a name of the caller's, for copies of the file made
+    later). Returns whether that link was made: a file system without hard links makes none, which is not an
+    error.
+
+    Raises:
+        OSError: as :func:`write_text_atomically`. Errors raised by ``chunks`` propagate. The temporary file (and
+            the link) are removed and ``path`` keeps its previous content.
+    """
     tmp = temporary_name(path)
     fd = _open_exclusive(tmp)
+    linked = False
     try:
         with open(fd, "w", encoding=encoding, newline="") as fh:
-            fh.write(text)
+            for chunk in chunks:
+                fh.write(chunk)
+        if link is not None:
+            try:
+                os.link(tmp, link)
+                linked = True
+            except OSError as exc:
+                _log.debug("no hard link %s to %s (%s)", link, path, exc)
         os.replace(tmp, path)
     except BaseException:
         tmp.unlink(missing_ok=True)
+        if linked and link is not None:
+            link.unlink(missing_ok=True)
         raise
-    return path
+    return linked
 
 
 def write_bytes_atomically(path: str | os.PathLike[str], data: bytes) -> Path:

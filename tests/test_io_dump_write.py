@@ -6,6 +6,7 @@ import pytest
 from google.protobuf import text_format
 
 from dump_graphs import matmul_add
+from gebench import _atomic as atomic
 from gebench.io import ge_dump
 from gebench.io.ge_dump import DumpLevel, dump_text, write_dumps
 from gebench.io.proto import ge_ir_pb2, ge_onnx_pb2
@@ -211,7 +212,7 @@ def test_a_graph_repeated_at_later_dump_points_is_serialised_once_and_copied(tmp
     def no_links(src, dst):
         raise OSError(1, "Operation not permitted")
 
-    monkeypatch.setattr(ge_dump.os, "link", no_links)
+    monkeypatch.setattr(atomic.os, "link", no_links)
     calls.clear()
     again = write_dumps(snaps, tmp_path / "unlinked")
     assert len(calls) == 8

@@ -32,7 +32,7 @@ from google.protobuf import message as pb_message
 from google.protobuf import text_encoding, text_format
 
 from gebench import ir
-from gebench._atomic import copy_file_atomically, temporary_name
+from gebench._atomic import copy_file_atomically, temporary_name, write_chunks_atomically
 from gebench.ir import DataType, TensorDesc, TensorValue
 
 from ._ge_dump_codec import (
@@ -256,7 +256,7 @@ def write_dumps_from_env(snapshots: Mapping[str, ir.Graph], *, graph_id: int = 0
 def _write_atomically(path: Path, chunks: Iterable[str], *, keep: Path | None = None) -> bool:
     """Write ``chunks`` as UTF-8 through a uniquely named temporary file and a rename, so a failed write (an
     error while the chunks are made included) never leaves half a dump and several processes can dump into one
-    folder (the temporary names of :mod:`gebench._atomic`).
+    folder (:func:`gebench._atomic.write_chunks_atomically`).
 
     ``keep``: also hard-link the finished file as ``keep`` (a private name for copies of it, see
     :func:`write_dumps`). Returns whether that link exists (a file system without hard links has none; the
@@ -265,30 +265,10 @@ def _write_atomically(path: Path, chunks: Iterable[str], *, keep: Path | None = 
     Raises:
         GeDumpError: the file cannot be written (names the file). Errors raised by ``chunks`` propagate.
     """
-    tmp = temporary_name(path)
-    linked = False
     try:
-        fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_BINARY", 0), 0o666)
-        try:
-            with open(fd, "w", encoding="utf-8", newline="") as fh:
-                for chunk in chunks:
-                    fh.write(chunk)
-            if keep is not None:
-                try:
-                    os.link(tmp, keep)
-                    linked = True
-                except OSError as exc:
-                    _log.debug("no hard link %s for copies of %s (%s): its copies are written again", keep, path,
-                               exc)
-            os.replace(tmp, path)
-        except BaseException:
-            tmp.unlink(missing_ok=True)
-            if linked and keep is not None:
-                keep.unlink(missing_ok=True)
-            raise
+        return write_chunks_atomically(path, chunks, link=keep)
     except OSError as exc:
         raise _cannot_write(path, exc) from exc
-    return linked
 
 
 def _copy_atomically(source: Path, path: Path) -> None:
