@@ -170,6 +170,31 @@ def test_pass_colouring_matches_the_precedence_rule_on_random_ledgers():
             assert [rank[rows[i].status] for i in order] == sorted(rank[r.status] for r in rows if r.pass_name == p)
 
 
+
+def test_rows_read_from_ledger_records_equal_rows_read_from_their_dicts():
+    # candidate_rows reads CandidateRecords by attribute and anything else by key: both give the same rows
+    import dataclasses
+    from pathlib import Path
+
+    import gebench
+
+    root = Path(__file__).resolve().parents[1]
+    run = gebench.compile(root / "assets" / "small_transformer.onnx", passes=[root / "passes"])
+    records = list(run.ledger.records)
+    assert {r.status.name for r in records} >= {"REPLACED", "STRUCTURAL_MISMATCH", "REJECTED_BY_MEET_REQUIREMENTS"}
+    assert any(r.captures for r in records)
+    fast = candidate_rows(records)
+    generic = candidate_rows([r.to_dict() for r in records])
+    assert len(fast) == len(generic) == len(records)
+    for a, b, rec in zip(fast, generic, records, strict=True):
+        assert a.record is rec
+        for f in dataclasses.fields(a):
+            if f.name not in ("record", "detail"):  # to_dict() makes the detail JSON-ready (tuples as lists)
+                assert getattr(a, f.name) == getattr(b, f.name), (f.name, rec)
+        assert a.detail == rec.detail and a.detail is not rec.detail
+        assert a.target_ids == list(rec.target_node_ids) and a.target_ids is not rec.target_node_ids
+
+
 def test_keyboard_steps_follow_the_table_order_and_back_returns(wb):
     wb.select_pass("AddZero")
     wb.set_table_query(sort="i", desc=True)

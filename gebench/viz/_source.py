@@ -123,7 +123,7 @@ def _captures(value: Any) -> list[str]:
         return []
     out = []
     for item in value if isinstance(value, (list, tuple)) else [value]:
-        if isinstance(item, (list, tuple)) and len(item) == 3 and isinstance(item[2], int):
+        if isinstance(item, (list, tuple)) and len(item) == 3 and isinstance(item[2], int):  # (id, name, port)
             out.append(f"{item[1]}:{item[2]}")
         elif isinstance(item, (list, tuple)) and len(item) == 2 and isinstance(item[1], int):
             node, port = item
@@ -150,9 +150,14 @@ def _records(ledger: Any) -> list[Any]:
     return list(recs or [])
 
 
+#: status value -> its row name (:func:`_status_name`), for the few statuses a ledger uses
+_STATUS_NAMES: dict[Any, str] = {}
+
+
 def _fast_row(i: int, rec: Any) -> CandidateRow | None:
     """The row of a ledger ``CandidateRecord`` read by attribute (no per-field lookups by name); None for
-    records of another shape (dicts, stand-ins), which :func:`candidate_rows` reads generically."""
+    records of another shape (dicts, stand-ins), which :func:`candidate_rows` reads generically. O(the record's
+    lists); the row's lists and dict are its own."""
     try:
         pass_name, stage, status = rec.pass_name, rec.stage, rec.status
         ids, names, caps = rec.target_node_ids, rec.target_node_names, rec.captures
@@ -163,20 +168,19 @@ def _fast_row(i: int, rec: Any) -> CandidateRow | None:
         return None
     if not pass_name or not isinstance(pass_name, str) or not isinstance(stage, str):
         return None
-    if caps and all(isinstance(c, tuple) and len(c) == 3 and isinstance(c[2], int) for c in caps):
-        captures = [f"{c[1]}:{c[2]}" for c in caps]
-    else:
-        captures = _captures(caps)
+    try:
+        status_name = _STATUS_NAMES[status]
+    except KeyError:
+        status_name = _STATUS_NAMES[status] = _status_name(status)
+    except TypeError:  # an unhashable stand-in
+        status_name = _status_name(status)
+    # positional: this runs per ledger record (fields in declaration order)
     return CandidateRow(
-        index=i, pass_name=pass_name, stage=stage, pattern_name=_name(pattern),
-        status=status.name if isinstance(status, enum.Enum) else _status_name(status),
-        reason=reason if isinstance(reason, str) else _text(reason),
-        target_ids=list(ids), target_names=list(names) or [str(x) for x in ids], captures=captures,
-        meet_result=_text(meet), exception=exc if isinstance(exc, str) else _text(exc),
-        pattern_source=psrc if isinstance(psrc, str) else _source(psrc),
-        hook_source=hsrc if isinstance(hsrc, str) else _source(hsrc),
-        removed_ids=list(removed), added_ids=list(added), max_abs_error=max_abs, max_rel_error=max_rel,
-        detail=dict(detail) if detail else {}, record=rec)
+        i, pass_name, stage, pattern if type(pattern) is str else _name(pattern), status_name,
+        reason if type(reason) is str else _text(reason), list(ids), list(names) or [str(x) for x in ids],
+        _captures(caps), meet if type(meet) is str else _text(meet), exc if type(exc) is str else _text(exc),
+        psrc if type(psrc) is str else _source(psrc), hsrc if type(hsrc) is str else _source(hsrc),
+        list(removed), list(added), max_abs, max_rel, dict(detail) if detail else {}, rec)
 
 
 def candidate_rows(ledger: Any) -> list[CandidateRow]:
