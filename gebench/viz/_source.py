@@ -123,7 +123,7 @@ def _captures(value: Any) -> list[str]:
         return []
     out = []
     for item in value if isinstance(value, (list, tuple)) else [value]:
-        if isinstance(item, (list, tuple)) and len(item) == 3 and isinstance(item[2], int):  # (id, name, port)
+        if isinstance(item, (list, tuple)) and len(item) == 3 and isinstance(item[2], int):
             out.append(f"{item[1]}:{item[2]}")
         elif isinstance(item, (list, tuple)) and len(item) == 2 and isinstance(item[1], int):
             node, port = item
@@ -150,7 +150,7 @@ def _records(ledger: Any) -> list[Any]:
     return list(recs or [])
 
 
-#: status value -> its row name (:func:`_status_name`), for the few statuses a ledger uses
+#: status enum member -> its row name (:func:`_status_name`; an enum's ``name`` is a slow property)
 _STATUS_NAMES: dict[Any, str] = {}
 
 
@@ -168,12 +168,11 @@ def _fast_row(i: int, rec: Any) -> CandidateRow | None:
         return None
     if not pass_name or not isinstance(pass_name, str) or not isinstance(stage, str):
         return None
-    try:
-        status_name = _STATUS_NAMES[status]
-    except KeyError:
-        status_name = _STATUS_NAMES[status] = _status_name(status)
-    except TypeError:  # an unhashable stand-in
+    status_name = _STATUS_NAMES.get(status) if isinstance(status, enum.Enum) else None
+    if status_name is None:
         status_name = _status_name(status)
+        if isinstance(status, enum.Enum):  # a closed set: the cache stays small
+            _STATUS_NAMES[status] = status_name
     # positional: this runs per ledger record (fields in declaration order)
     return CandidateRow(
         i, pass_name, stage, pattern if type(pattern) is str else _name(pattern), status_name,
