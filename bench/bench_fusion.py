@@ -17,7 +17,8 @@ runtime's snapshots off (``execute(..., snapshots=False)``, as ``gebench.compile
 the issue times matching, ``meet_requirements`` and rewrites; a fourth mode keeps ``compile()``'s default
 snapshots and is reported beside it: as ``compile("model.onnx")`` does, the untouched loaded graph is the
 ``PreRunBegin`` snapshot (the run works on its copy, made outside the timed region like every run's copy) and
-the stage dump is one whole-graph copy. Best of ``--repeat`` rounds, each round running every mode and
+each later dump point is a journal of what the stages after it change (built into a graph only when read, which
+this benchmark does not do). Best of ``--repeat`` rounds, each round running every mode and
 onnxscript once (interleaved, so drift in machine speed hits both sides alike); wall clock and process CPU
 time, each the minimum on its own (ratios and targets use CPU time, which is steadier on a shared machine).
 The targets are judged on paired ratios: the median over rounds of the CPU ratio of two runs made in the same
@@ -26,8 +27,7 @@ and a best-of ratio rests on the single luckiest run of each side, so one quiet 
 (seen: a best-of ratio of 1.01 in the same run as a paired median of 0.91); the best-of ratios are printed
 beside the paired ones.
 ``gc.collect()`` before each run; the collector stays on for both sides, as their users have it (gebench's
-runtime does not pause it; a copy it makes for snapshots pauses it and collects what it made before returning,
-inside the timed region).
+runtime keeps its young passes and defers its full ones to after the run, ``ir.full_collections_deferred``).
 
 gebench runs in four modes:
 * ``ledger``: the default (``record_all=True``): every candidate, structural mismatches and boundary
@@ -221,7 +221,8 @@ def measure(size: int, repeat: int, out: Callable[[str], None], profile: int = 0
     out(f"  gebench, ledger off:               {secs('ledger off')}  ({records['ledger off']} ledger records)")
     snap_note = "" if _execute_kwargs(False) else " (this runtime always keeps them)"
     out(f"  gebench, ledger + snapshots:       {secs('ledger + snapshots')}  (compile()'s default for a model file: "
-        f"PreRunBegin is the loaded graph, the stage dump a copy; one copy {copy_s:.3f} s wall){snap_note}")
+        f"PreRunBegin is the loaded graph, the later dump points journals; a whole-graph copy, for scale: "
+        f"{copy_s:.3f} s wall){snap_note}")
     out(f"  onnxscript rewriter:               {secs('onnxscript')}")
     sites = max(rewrites["onnxscript"], 1)
     out(f"  cpu per rewrite: gebench {times['ledger'][1] / sites * 1e6:.0f} us (ledger off "
