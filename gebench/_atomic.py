@@ -8,11 +8,12 @@ writers of the *same* target name leave one complete version (the last rename wi
 
 from __future__ import annotations
 
+import contextlib
 import logging
 import os
 import secrets
 import shutil
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
 from pathlib import Path
 
 __all__ = ["copy_file_atomically", "temporary_name", "write_bytes_atomically", "write_chunks_atomically",
@@ -29,6 +30,21 @@ def temporary_name(path: Path) -> Path:
 def _open_exclusive(tmp: Path) -> int:
     flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_BINARY", 0)
     return os.open(tmp, flags, 0o666)  # the umask applies, as for a file opened with open(path, "w")
+
+
+@contextlib.contextmanager
+def _replacing(path: Path) -> Iterator[tuple[Path, int]]:
+    """Yield a fresh temporary file next to ``path`` (its name and an open descriptor the block must close or
+    hand to ``open``) and rename it over ``path`` when the block ends; when the block (or the rename) raises, the
+    temporary file is removed and ``path`` keeps its previous content."""
+    tmp = temporary_name(path)
+    fd = _open_exclusive(tmp)
+    try:
+        yield tmp, fd
+        os.replace(tmp, path)
+    except BaseException:
+        tmp.unlink(missing_ok=True)
+        raise
 
 
 def write_text_atomically(path: str | os.PathLike[str], text: str, *, encoding: str = "utf-8") -> Path:
@@ -58,22 +74,19 @@ def write_chunks_atomically(path: Path, chunks: Iterable[str], *, encoding: str 
         OSError: as :func:`write_text_atomically`. Errors raised by ``chunks`` propagate. The temporary file (and
             the link) are removed and ``path`` keeps its previous content.
     """
-    tmp = temporary_name(path)
-    fd = _open_exclusive(tmp)
     linked = False
     try:
-        with open(fd, "w", encoding=encoding, newline="") as fh:
-            for chunk in chunks:
-                fh.write(chunk)
-        if link is not None:
-            try:
-                os.link(tmp, link)
-                linked = True
-            except OSError as exc:
-                _log.debug("no hard link %s to %s (%s)", link, path, exc)
-        os.replace(tmp, path)
+        with _replacing(path) as (tmp, fd):
+            with open(fd, "w", encoding=encoding, newline="") as fh:
+                for chunk in chunks:
+                    fh.write(chunk)
+            if link is not None:
+                try:
+                    os.link(tmp, link)
+                    linked = True
+                except OSError as exc:
+                    _log.debug("no hard link %s to %s (%s)", link, path, exc)
     except BaseException:
-        tmp.unlink(missing_ok=True)
         if linked and link is not None:
             link.unlink(missing_ok=True)
         raise
@@ -87,15 +100,8 @@ def write_bytes_atomically(path: str | os.PathLike[str], data: bytes) -> Path:
         OSError: as :func:`write_text_atomically`; ``path`` keeps its previous content.
     """
     path = Path(path)
-    tmp = temporary_name(path)
-    fd = _open_exclusive(tmp)
-    try:
-        with open(fd, "wb") as fh:
-            fh.write(data)
-        os.replace(tmp, path)
-    except BaseException:
-        tmp.unlink(missing_ok=True)
-        raise
+    with _replacing(path) as (_, fd), open(fd, "wb") as fh:
+        fh.write(data)
     return path
 
 
@@ -108,12 +114,7 @@ def copy_file_atomically(source: str | os.PathLike[str], path: str | os.PathLike
             content.
     """
     path = Path(path)
-    tmp = temporary_name(path)
-    os.close(_open_exclusive(tmp))  # the name is ours alone; copyfile then writes into it
-    try:
+    with _replacing(path) as (tmp, fd):
+        os.close(fd)  # the name is ours alone; copyfile then writes into it
         shutil.copyfile(source, tmp)
-        os.replace(tmp, path)
-    except BaseException:
-        tmp.unlink(missing_ok=True)
-        raise
     return path

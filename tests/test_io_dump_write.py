@@ -174,7 +174,6 @@ def test_write_dumps_names_files_like_ge(tmp_path):
     assert not list(tmp_path.glob("*.part"))
 
 
-
 def _count_serialisations(monkeypatch: pytest.MonkeyPatch) -> list[tuple[str, str]]:
     """Record (graph name, format) each time write_dumps serialises a graph."""
     calls: list[tuple[str, str]] = []

@@ -5,11 +5,14 @@ The browser side of the same behaviour is tested in ``tests/test_browser_workben
 
 from __future__ import annotations
 
+import dataclasses
 import random
+from pathlib import Path
 from typing import Any
 
 import pytest
 
+import gebench
 from gebench import ir
 from gebench.viz import Workbench
 from gebench.viz._source import STATUS_CLASS, STATUS_PRECEDENCE, candidate_rows
@@ -170,14 +173,8 @@ def test_pass_colouring_matches_the_precedence_rule_on_random_ledgers():
             assert [rank[rows[i].status] for i in order] == sorted(rank[r.status] for r in rows if r.pass_name == p)
 
 
-
 def test_rows_read_from_ledger_records_equal_rows_read_from_their_dicts():
     # candidate_rows reads CandidateRecords by attribute and anything else by key: both give the same rows
-    import dataclasses
-    from pathlib import Path
-
-    import gebench
-
     root = Path(__file__).resolve().parents[1]
     run = gebench.compile(root / "assets" / "small_transformer.onnx", passes=[root / "passes"])
     records = list(run.ledger.records)
