@@ -51,7 +51,7 @@ from gebench import ir
 
 from ._onnx_common import MAX_OPSET, MIN_OPSET, OnnxImportError, onnx_to_ge_dtype, tensor_value_from_proto
 
-__all__ = ["ModelFile", "read_model_file", "release_free_heap", "STRIP_BYTES"]
+__all__ = ["ModelFile", "read_model_file", "STRIP_BYTES"]
 
 _log = logging.getLogger(__name__)
 
@@ -327,8 +327,7 @@ class ModelFile:
         proto: the ModelProto after ONNX shape inference (or as read when inference failed) without the main
             graph's nodes, initializers and value infos.
         inferred: whether ONNX shape inference succeeded.
-        value_info: the main graph's value infos; a reader drops it once read, then calls
-            :func:`release_free_heap`.
+        value_info: the main graph's value infos; a reader drops it once read.
         node_count, initializer_count: how many nodes and initializers the main graph has.
     """
 
@@ -435,7 +434,8 @@ def release_free_heap() -> None:
     ONNX's checker and shape inference parse and serialise the whole model in C++ and free it again, but glibc
     keeps freed heap memory for later ``malloc`` calls, which Python's small objects (allocated from their own
     mapped arenas) never make: without this, those copies stay in the process's resident memory for as long as
-    it lives. Cost: one walk over the heap's free chunks (milliseconds).
+    it lives. Called once per read, after inference: trimming between the C steps would only make the next one
+    fault the same pages in again. Cost: one walk over the heap's free chunks (milliseconds).
     """
     if _MALLOC_TRIM is not None:
         _MALLOC_TRIM(0)
@@ -493,7 +493,8 @@ def _read(path: Path, source: str, check: Callable[[onnx.ModelProto, str], None]
         checked = True
     except _c_checker.ValidationError:
         checked = False  # maybe only partial value infos; decided below on the parsed model
-    release_free_heap()  # the checker's parse of the whole file
+    # no trim here: the heap the checker freed is reused by the C allocations below (a trim would only
+    # make them fault its pages in again); the trim after inference covers both
     data = path.read_bytes()
     graph_tag, graph_start, graph_end, functions = _model_fields(data)
     inits = _graph_initializers(data, graph_start, graph_end)

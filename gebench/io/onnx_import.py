@@ -41,7 +41,7 @@ from ._onnx_common import (
     tensor_value_from_proto,
 )
 from ._onnx_fallback_anchors import fallback_anchor_names
-from ._onnx_source import ModelFile, read_model_file, release_free_heap
+from ._onnx_source import ModelFile, read_model_file
 from ._progress import Progress
 
 __all__ = ["load_onnx", "OnnxImportError", "UnsupportedOnnxOpError", "UnsupportedNode", "supported_onnx_ops",
@@ -328,7 +328,6 @@ class _FileParts(_Parts):
     def drop_value_info(self) -> None:
         self.value_info = ()
         self._model.value_info = None
-        release_free_heap()
 
     def view(self, index: int, data_type: int, dims: tuple[int, ...]) -> ir.TensorValue | None:
         return self._model.view(index, data_type, dims)
