@@ -148,6 +148,7 @@ def test_ops_of_one_signature_share_one_parse():
     assert len(seen) <= 6  # Data, Const, Add (first, middle with one use), NetOutput ... not one per op
     assert graph.node_by_name("c7").attrs["_datadump_original_op_names"] == ["op7"]
     assert graph.node_by_name("c7").attrs["value"].array.tolist() == [7.0, 1.0]
+    assert not graph.node_by_name("c7").attrs["value"].array.flags.writeable  # values stay immutable
 
 
 def test_text_in_another_layout_is_parsed_whole():
@@ -159,7 +160,10 @@ def test_text_in_another_layout_is_parsed_whole():
     assert [n.name for n in parse_ge_dump_text(one_line_ops).nodes()] == ["x"]
     laid_out = dump_text(matmul_add(), "ge_proto", 1)
     for broken in (laid_out.replace("    id: 4\n", "    id: 0x4\n"), laid_out.replace('  op {\n    name: "w"\n', '  op {\n     name: "w"\n'),
-                   laid_out[:-1], laid_out.replace('    input: "mm:0"\n', '    input: "mm:0" "x"\n')):
+                   laid_out[:-1], laid_out.replace('    input: "mm:0"\n', '    input: "mm:0" "x"\n'),
+                   # a closing line at the graph's indent inside an op, and between two ops
+                   laid_out.replace('  op {\n    name: "w"\n', '  op {\n    name: "w"\n}\n'),
+                   laid_out.replace('  }\n  op {\n    name: "w"\n', '  }\n}\n  op {\n    name: "w"\n')):
         assert reader.read_dump_text(broken, "<text>") is None
 
 

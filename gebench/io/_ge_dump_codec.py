@@ -18,6 +18,7 @@ from __future__ import annotations
 import dataclasses
 import functools
 import logging
+import sys
 from collections.abc import Sequence
 from typing import Any
 
@@ -659,8 +660,21 @@ def _decode_tensor(msg: pb.TensorDef, *, where: str) -> TensorValue | None:
     if len(msg.data) != expected:
         raise GeDumpError(f"{where}: tensor data holds {len(msg.data)} bytes but {dtype.name}{list(shape)} needs "
                           f"{expected}; the file is damaged or was cut short")
-    arr = np.frombuffer(msg.data, dtype=np_type.newbyteorder("<")).astype(np_type).reshape(shape)
-    return TensorValue(dtype, arr, fmt or Format.FORMAT_ND, origin)
+    return tensor_of_bytes(msg.data, dtype, np_type, shape, fmt or Format.FORMAT_ND, origin)
+
+
+_LITTLE_ENDIAN = sys.byteorder == "little"
+
+
+def tensor_of_bytes(raw: bytes, dtype: DataType, np_type: np.dtype, shape: tuple[int, ...], fmt: Format,
+                    origin: Format | None) -> TensorValue:
+    """The TensorValue of a dump's tensor bytes (little-endian, ``len(raw)`` already checked against ``shape``).
+    On a little-endian host the value's array is a read-only view of ``raw`` (nothing is copied), else a
+    byte-swapped copy. O(1), or O(bytes) on a big-endian host."""
+    if _LITTLE_ENDIAN:
+        return ir.trusted_value(dtype, np.frombuffer(raw, dtype=np_type).reshape(shape), fmt, origin)
+    return TensorValue(dtype, np.frombuffer(raw, dtype=np_type.newbyteorder("<")).astype(np_type).reshape(shape),
+                       fmt, origin)
 
 
 def _opaque(msg: pb.AttrDef) -> OpaqueAttr:

@@ -211,8 +211,7 @@ def _early_values(template: _Template, literals: list[bytes]) -> list[Any]:
             raw = _unescape(literal)
             dtype, np_type, shape, fmt, origin, size = layout
             if len(raw) == size:
-                arr = np.frombuffer(raw, dtype=np_type.newbyteorder("<")).astype(np_type).reshape(shape)
-                out.append(ir.TensorValue(dtype, arr, fmt, origin))
+                out.append(codec.tensor_of_bytes(raw, dtype, np_type, shape, fmt, origin))
                 continue
         out.append(literal)
     return out
@@ -349,24 +348,34 @@ class _Reader:
         return _Op(name, inputs, op_id, data, template)
 
 
-def _blocks(text: bytes, pos: int, end: int, indent: bytes) -> list[tuple[bool, int, int]]:
-    """The fields of a message body ``text[pos:end]`` at ``indent``: (is a message, start, end) per field."""
+def _body(text: bytes, pos: int, end: int, indent: bytes) -> tuple[list[tuple[bool, int, int]], int]:
+    """The fields at ``indent`` of the message body starting at ``pos``, as (is a message, start, end), and the
+    start of the line closing that message (``}`` at the indent above ``indent``), found on the way: the body is
+    read once, without a search for its end first. The closing line must come before ``end``."""
     out = []
-    close = b"\n" + indent + b"}\n"
-    while pos < end:
-        nl = text.find(b"\n", pos, end)
-        if nl < 0 or not text.startswith(indent, pos) or text[pos + len(indent)] == 0x20:
-            raise _NotLaidOut("indentation")
-        if text[nl - 1] == 0x7B:
-            stop = text.find(close, nl - 1, end)
-            if stop < 0:
-                raise _NotLaidOut("unclosed message")
-            out.append((True, pos, stop + len(close)))
-            pos = stop + len(close)
-        else:
-            out.append((False, pos, nl + 1))
-            pos = nl + 1
-    return out
+    closing = indent[2:] + b"}\n"
+    while not text.startswith(closing, pos):
+        if pos >= end:
+            raise _NotLaidOut("unclosed message")
+        field = _field(text, pos, end, indent)
+        out.append(field)
+        pos = field[2]
+    return out, pos
+
+
+def _field(text: bytes, pos: int, end: int, indent: bytes) -> tuple[bool, int, int]:
+    """The field starting at ``pos`` at ``indent``: (is a message, ``pos``, its end), a message running to its
+    closing ``}`` line. O(its first line), plus the search for that closing line."""
+    nl = text.find(b"\n", pos, end)
+    if nl < 0 or not text.startswith(indent, pos) or text[pos + len(indent)] == 0x20:
+        raise _NotLaidOut("indentation")
+    if text[nl - 1] == 0x7B:
+        close = b"\n" + indent + b"}\n"
+        stop = text.find(close, nl - 1, end)
+        if stop < 0:
+            raise _NotLaidOut("unclosed message")
+        return True, pos, stop + len(close)
+    return False, pos, nl + 1
 
 
 class SplitDump:
@@ -428,14 +437,19 @@ def _split(text: bytes, source: str, progress: Callable[[int, int], None] | None
     bodies: list[tuple[list[_Op], Any]] = []
     total = len(text)
     counted = Progress(progress, total)
-    for is_message, start, stop in _blocks(text, 0, total, b""):
-        if not (is_message and text.startswith(b"graph {\n", start)):
-            rest.append(text[start:stop])
+    pos = 0
+    while pos < total:
+        if not text.startswith(b"graph {\n", pos):
+            _, start, pos = _field(text, pos, total, b"")
+            rest.append(text[start:pos])
             continue
+        # a graph's end is where its fields end: its text is scanned once, op by op
+        fields, close = _body(text, pos + len(b"graph {\n"), total, b"  ")
+        pos = close + len(b"}\n")
         shell: list[bytes] = []
         ops: list[_Op] = []
         # ops among other fields parse as ops listed together, so their order is all that counts
-        for sub_message, a, b in _blocks(text, start + len(b"graph {\n"), stop - 2, b"  "):
+        for sub_message, a, b in fields:
             if sub_message and text.startswith(_OP_OPEN, a):
                 ops.append(reader.op(text, a + len(_OP_OPEN), b - len(_OP_CLOSE) + 1))
                 counted.advance(b - counted.done)

@@ -441,20 +441,10 @@ def release_free_heap() -> None:
         _MALLOC_TRIM(0)
 
 
-_new_object = object.__new__
-_set_field = object.__setattr__
-_FORMAT_ND = ir.Format.FORMAT_ND
-
-
 def _view_value(dtype: ir.DataType, arr: np.ndarray) -> ir.TensorValue:
     """``TensorValue(dtype, arr)`` for an array over immutable bytes (already read-only, already of the numpy type
     of ``dtype``): the array itself is kept, instead of a read-only view of it. O(1)."""
-    value = _new_object(ir.TensorValue)
-    _set_field(value, "dtype", dtype)
-    _set_field(value, "array", arr)
-    _set_field(value, "format", _FORMAT_ND)
-    _set_field(value, "origin_format", None)
-    return value
+    return ir.trusted_value(dtype, arr)
 
 
 def read_model_file(path: Path, source: str, check: Callable[[onnx.ModelProto, str], None]) -> ModelFile | None:

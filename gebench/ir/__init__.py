@@ -9,7 +9,15 @@ from ._collector import collector_paused, full_collections_deferred, promote_you
 from ._graph import CONTROL_PORT, Graph, StagedGraph
 from ._journal import GraphJournal, first_difference
 from ._node import NO_INPUTS, Node
-from ._tensor import UNKNOWN_DIM, UNKNOWN_RANK, TensorDesc, TensorValue, copy_attrs, trusted_desc
+from ._tensor import (
+    UNKNOWN_DIM,
+    UNKNOWN_RANK,
+    TensorDesc,
+    TensorValue,
+    copy_attrs,
+    trusted_desc,
+    trusted_value,
+)
 from ._text import parse_text, to_text
 from ._types import DataType, Format, data_type_from_numpy, numpy_dtype
 from .errors import CycleError, GraphError, TextFormError
@@ -41,4 +49,5 @@ __all__ = [
     "parse_text",
     "to_text",
     "trusted_desc",
+    "trusted_value",
 ]

@@ -253,6 +253,23 @@ class TensorValue:
         return f"TensorValue({self.dtype.name}, shape={list(self.shape)}, {self.array.ravel()[:8].tolist()})"
 
 
+def trusted_value(dtype: DataType, array: np.ndarray, fmt: Format = Format.FORMAT_ND,
+                  origin_format: Format | None = None) -> TensorValue:
+    """A TensorValue that keeps ``array`` itself, without the constructor's conversions and private view: for
+    readers whose arrays are already read-only (a view of immutable bytes, say) and already of
+    ``numpy_dtype(dtype)``, with ``dtype`` and ``fmt`` enum members; anything else should call
+    ``TensorValue(...)``. O(1)."""
+    value = _new_object(TensorValue)
+    _set_field(value, "dtype", dtype)
+    _set_field(value, "array", array)
+    _set_field(value, "format", fmt)
+    _set_field(value, "origin_format", origin_format)
+    return value
+
+
+_set_field = object.__setattr__
+
+
 def _copy_attr_value(value: Any) -> Any:
     if isinstance(value, TensorDesc):
         return value.copy()
