@@ -2,6 +2,9 @@
 the general path (a ModelProto goes through the general path, so the two are compared model by model)."""
 
 import mmap
+import platform
+import subprocess
+import sys
 
 import numpy as np
 import onnx
@@ -207,3 +210,14 @@ def test_damaged_files_are_reported_as_before(tmp_path):
     with pytest.raises(OnnxImportError, match="not an ONNX model"):
         load_onnx(path)
     assert source.read_model_file(path, str(path), lambda proto, name: None) is None
+
+
+def test_importing_the_reader_runs_no_helper_process_and_finds_malloc_trim():
+    # the C heap is trimmed through glibc's malloc_trim, found among the symbols already loaded: looking the
+    # library up by name would run ldconfig in a child process at import time
+    code = ("import resource, gebench.io, gebench.io._onnx_source as s; "
+            "print(resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss, s._MALLOC_TRIM is not None)")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout.split()
+    assert out[0] == "0"
+    if sys.platform.startswith("linux") and platform.libc_ver()[0] == "glibc":
+        assert out[1] == "True"

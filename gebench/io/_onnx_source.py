@@ -31,7 +31,6 @@ from __future__ import annotations
 
 import bisect
 import ctypes
-import ctypes.util
 import dataclasses
 import logging
 import mmap
@@ -419,13 +418,17 @@ class ModelFile:
 
 
 def _malloc_trim() -> Callable[[int], int] | None:
+    """glibc's ``malloc_trim`` from the symbols already loaded into the process (no library search: that runs
+    ``ldconfig`` in a child process), or None (another C library, or not Linux)."""
+    if not sys.platform.startswith("linux"):
+        return None
     try:
-        return ctypes.CDLL(ctypes.util.find_library("c") or "libc.so.6").malloc_trim  # type: ignore[no-any-return]
+        return ctypes.CDLL(None).malloc_trim  # type: ignore[no-any-return]
     except (OSError, AttributeError, TypeError):
         return None  # not glibc
 
 
-_MALLOC_TRIM = _malloc_trim() if sys.platform.startswith("linux") else None
+_MALLOC_TRIM = _malloc_trim()
 
 
 def release_free_heap() -> None:
