@@ -354,23 +354,23 @@ def _body(text: bytes, pos: int, end: int, indent: bytes) -> tuple[list[tuple[bo
     read once, without a search for its end first. The closing line must come before ``end``."""
     out = []
     closing = indent[2:] + b"}\n"
+    close = b"\n" + indent + b"}\n"
     while not text.startswith(closing, pos):
         if pos >= end:
             raise _NotLaidOut("unclosed message")
-        field = _field(text, pos, end, indent)
+        field = _field(text, pos, end, indent, close)
         out.append(field)
         pos = field[2]
     return out, pos
 
 
-def _field(text: bytes, pos: int, end: int, indent: bytes) -> tuple[bool, int, int]:
+def _field(text: bytes, pos: int, end: int, indent: bytes, close: bytes) -> tuple[bool, int, int]:
     """The field starting at ``pos`` at ``indent``: (is a message, ``pos``, its end), a message running to its
-    closing ``}`` line. O(its first line), plus the search for that closing line."""
+    closing line ``close`` (``"\\n" + indent + "}\\n"``). O(its first line), plus the search for that closing line."""
     nl = text.find(b"\n", pos, end)
     if nl < 0 or not text.startswith(indent, pos) or text[pos + len(indent)] == 0x20:
         raise _NotLaidOut("indentation")
     if text[nl - 1] == 0x7B:
-        close = b"\n" + indent + b"}\n"
         stop = text.find(close, nl - 1, end)
         if stop < 0:
             raise _NotLaidOut("unclosed message")
@@ -440,7 +440,7 @@ def _split(text: bytes, source: str, progress: Callable[[int, int], None] | None
     pos = 0
     while pos < total:
         if not text.startswith(b"graph {\n", pos):
-            _, start, pos = _field(text, pos, total, b"")
+            _, start, pos = _field(text, pos, total, b"", b"\n}\n")
             rest.append(text[start:pos])
             continue
         # a graph's end is where its fields end: its text is scanned once, op by op

@@ -375,7 +375,8 @@ class ModelFile:
             count *= d
         if count < 0 or count * raw_dtype.itemsize != length:
             return None
-        return _view_value(onnx_to_ge_dtype(data_type), np.ndarray(dims, raw_dtype, buf, offset))
+        # the array over the file's (immutable) bytes is kept as is, not wrapped in a view of its own
+        return ir.trusted_value(onnx_to_ge_dtype(data_type), np.ndarray(dims, raw_dtype, buf, offset))
 
     def value(self, index: int, tensor: onnx.TensorProto) -> ir.TensorValue:
         """The value of initializer ``index`` of the main graph (``tensor`` is that initializer).
@@ -442,12 +443,6 @@ def release_free_heap() -> None:
     """
     if _MALLOC_TRIM is not None:
         _MALLOC_TRIM(0)
-
-
-def _view_value(dtype: ir.DataType, arr: np.ndarray) -> ir.TensorValue:
-    """``TensorValue(dtype, arr)`` for an array over immutable bytes (already read-only, already of the numpy type
-    of ``dtype``): the array itself is kept, instead of a read-only view of it. O(1)."""
-    return ir.trusted_value(dtype, arr)
 
 
 def read_model_file(path: Path, source: str, check: Callable[[onnx.ModelProto, str], None]) -> ModelFile | None:

@@ -139,6 +139,7 @@ class TensorDesc:
 
 
 _new_object = object.__new__
+_set_field = object.__setattr__
 
 
 def trusted_desc(dtype: DataType, shape: tuple[int, ...], fmt: Format, origin_format: Format,
@@ -266,8 +267,6 @@ def trusted_value(dtype: DataType, array: np.ndarray, fmt: Format = Format.FORMA
     _set_field(value, "origin_format", origin_format)
     return value
 
-
-_set_field = object.__setattr__
 
 
 def _copy_attr_value(value: Any) -> Any:
