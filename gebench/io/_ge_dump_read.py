@@ -348,30 +348,31 @@ class _Reader:
         return _Op(name, inputs, op_id, data, template)
 
 
-def _body(text: bytes, pos: int, end: int, indent: bytes) -> tuple[list[tuple[bool, int, int]], int]:
+def _body(text: bytes, pos: int, indent: bytes) -> tuple[list[tuple[bool, int, int]], int]:
     """The fields at ``indent`` of the message body starting at ``pos``, as (is a message, start, end), and the
     start of the line closing that message (``}`` at the indent above ``indent``), found on the way: the body is
-    read once, without a search for its end first. The closing line must come before ``end``."""
+    read once, without a search for its end first."""
     out = []
     closing = indent[2:] + b"}\n"
     close = b"\n" + indent + b"}\n"
+    end = len(text)
     while not text.startswith(closing, pos):
         if pos >= end:
             raise _NotLaidOut("unclosed message")
-        field = _field(text, pos, end, indent, close)
+        field = _field(text, pos, indent, close)
         out.append(field)
         pos = field[2]
     return out, pos
 
 
-def _field(text: bytes, pos: int, end: int, indent: bytes, close: bytes) -> tuple[bool, int, int]:
+def _field(text: bytes, pos: int, indent: bytes, close: bytes) -> tuple[bool, int, int]:
     """The field starting at ``pos`` at ``indent``: (is a message, ``pos``, its end), a message running to its
     closing line ``close`` (``"\\n" + indent + "}\\n"``). O(its first line), plus the search for that closing line."""
-    nl = text.find(b"\n", pos, end)
+    nl = text.find(b"\n", pos)
     if nl < 0 or not text.startswith(indent, pos) or text[pos + len(indent)] == 0x20:
         raise _NotLaidOut("indentation")
     if text[nl - 1] == 0x7B:
-        stop = text.find(close, nl - 1, end)
+        stop = text.find(close, nl - 1)
         if stop < 0:
             raise _NotLaidOut("unclosed message")
         return True, pos, stop + len(close)
@@ -440,11 +441,11 @@ def _split(text: bytes, source: str, progress: Callable[[int, int], None] | None
     pos = 0
     while pos < total:
         if not text.startswith(b"graph {\n", pos):
-            _, start, pos = _field(text, pos, total, b"", b"\n}\n")
+            _, start, pos = _field(text, pos, b"", b"\n}\n")
             rest.append(text[start:pos])
             continue
         # a graph's end is where its fields end: its text is scanned once, op by op
-        fields, close = _body(text, pos + len(b"graph {\n"), total, b"  ")
+        fields, close = _body(text, pos + len(b"graph {\n"), b"  ")
         pos = close + len(b"}\n")
         shell: list[bytes] = []
         ops: list[_Op] = []
