@@ -89,10 +89,14 @@ def _load_rules() -> None:
         return
     from . import _infer_elementwise, _infer_index, _infer_nn, _infer_shape_ops  # noqa: F401
 
+    _MEMO_SAFE.update(rule for rule in _RULES.values() if rule.__module__.startswith(__name__))
     _rules_loaded.append(True)
 
 
 _rules_loaded: list[bool] = []
+#: The built-in rules: deterministic functions of what they read through an InferContext, so their results may be
+#: reused (:class:`RuleMemo`); a rule registered later by the user is not in it and always runs.
+_MEMO_SAFE: set[InferRule] = set()
 
 #: (id of a schema, input anchors, output anchors) -> (the schema, its input layout, its output layout); the schema
 #: is kept so that its id is not reused. Few entries: one per op layout in use. The layouts are read, never changed.
@@ -207,14 +211,19 @@ class InferContext:
     """What one rule sees of one node: input descs and values by IR name, attrs with IR defaults, outputs.
 
     ``values`` maps ``(producer node id, output port)`` to arrays known in this run (beyond Const values).
+    ``op_type`` is the node's op type. A rule that reads only through the methods and ``op_type``, ``schema``,
+    ``num_outputs`` and ``allow_unknown_ops`` (not ``node``, ``graph`` or ``values``) can have its result reused
+    for the next node that gives it the same answers (see :class:`_Recording`); the built-in rules do so where
+    they can.
     """
 
     def __init__(self, graph: Graph, node: Node, schema: OpSchema | None,
                  values: dict[tuple[int, int], np.ndarray] | None = None, *, allow_unknown_ops: bool = False) -> None:
-        self.graph = graph
-        self.node = node
+        self._graph = graph
+        self._node = node
+        self.op_type = node._op_type
         self.schema = schema
-        self.values = values if values is not None else {}
+        self._values = values if values is not None else {}
         #: passed on when a rule infers a subgraph (If, PartitionedCall)
         self.allow_unknown_ops = allow_unknown_ops
         if schema is not None:
@@ -223,16 +232,32 @@ class InferContext:
             self._in = {}
             self._out = {}
 
+    @property
+    def graph(self) -> Graph:
+        """The graph the node is in."""
+        return self._graph
+
+    @property
+    def node(self) -> Node:
+        """The node being inferred."""
+        return self._node
+
+    @property
+    def values(self) -> dict[tuple[int, int], np.ndarray]:
+        """Values known in this run, by ``(producer node id, output port)``."""
+        return self._values
+
     # -- errors
     def fail(self, reason: str) -> InferenceError:
         """An InferenceError naming this node; ``raise ctx.fail(...)``."""
-        return InferenceError(f"cannot infer {self.node.op_type} node {self.node.name!r}: {reason}",
-                              node_name=self.node.name, op_type=self.node.op_type)
+        node = self._node
+        return InferenceError(f"cannot infer {node._op_type} node {node._name!r}: {reason}",
+                              node_name=node._name, op_type=node._op_type)
 
     # -- inputs
     def _index(self, which: str | int) -> int | None:
         if isinstance(which, int):
-            return which if 0 <= which < len(self.node.inputs) else None
+            return which if 0 <= which < len(self._node.inputs) else None
         idx = self._in.get(which)
         if idx is None:
             raise self.fail(f"rule asked for input {which!r}, which the schema does not declare")
@@ -250,14 +275,15 @@ class InferContext:
         i = self._index(which)
         if i is None:
             return False
-        return self.graph.input_sources(self.node)[i] is not None or not self.node.inputs[i].is_placeholder
+        return self._graph.input_sources(self._node)[i] is not None or not self._node.inputs[i].is_placeholder
 
     def desc(self, which: str | int) -> TensorDesc:
         """The desc of an input (raises when it is absent)."""
         i = self._index(which)
         if i is not None:
-            d = self.node.inputs[i]  # what has(i) checks, inlined: this runs for every input of every node
-            if self.graph.input_sources(self.node)[i] is not None or not d.is_placeholder:
+            node = self._node
+            d = node.inputs[i]  # what has(i) checks, inlined: this runs for every input of every node
+            if self._graph.input_sources(node)[i] is not None or not d.is_placeholder:
                 return d
         raise self.fail(f"input {which!r} is not connected")
 
@@ -272,15 +298,7 @@ class InferContext:
         i = self._index(which)
         if i is None:
             return None
-        prod = self.graph.input_sources(self.node)[i]
-        if prod is None:
-            return None
-        src = self.graph.node(prod[0])
-        if src._op_type in _CONST_TYPES:
-            val = src.attrs.get("value")
-            if isinstance(val, TensorValue):
-                return val.array
-        return self.values.get(prod)
+        return _input_value(self._graph, self._node, i, self._values)
 
     def small_value(self, which: str | int) -> np.ndarray | None:
         """Like :meth:`value` but None for tensors too big to fold (more than ``MAX_FOLDED_ELEMENTS``)."""
@@ -303,8 +321,9 @@ class InferContext:
         Raises:
             InferenceError: a required attr is missing and no ``default`` was given.
         """
-        if name in self.node.attrs:
-            return self.node.attrs[name]
+        attrs = self._node.attrs
+        if name in attrs:
+            return attrs[name]
         if self.schema is not None:
             a = self.schema.attr(name)
             if a is not None and not a.required:
@@ -316,34 +335,239 @@ class InferContext:
     # -- outputs
     @property
     def num_outputs(self) -> int:
-        return len(self.node.outputs)
+        return len(self._node.outputs)
+
+    def _targets(self, which: str | int) -> list[int] | None:
+        """The output anchors ``which`` names (None: an optional output the node does not carry)."""
+        if isinstance(which, str):
+            return self._out.get(which) or None
+        return [which]
 
     def set_output(self, which: str | int, dtype: DataType | int, shape: Sequence[int]) -> None:
         """Write dtype, shape and origin shape of an output (all anchors of a dynamic output given by name);
         formats are left as they are. An output name the node has no anchor for is ignored."""
-        if isinstance(which, str):
-            idx = self._out.get(which)
-            if not idx:
-                return  # the node does not carry that (optional) output anchor
-            targets = idx
-        else:
-            targets = [which]
-        new_dtype = dtype if type(dtype) is DataType else DataType(dtype)
-        new_shape = shape if type(shape) is tuple and all(type(x) is int for x in shape) else tuple(map(int, shape))
+        targets = self._targets(which)
+        if targets is None:
+            return  # the node does not carry that (optional) output anchor
+        new_dtype, new_shape = _normal_output(dtype, shape)
+        n = len(self._node.outputs)
         for i in targets:
-            if i >= len(self.node.outputs):
-                raise self.fail(f"output {i} does not exist (node has {len(self.node.outputs)} outputs)")
-            d = self.node.outputs[i]
-            if d.dtype != new_dtype or d.shape != new_shape or d.origin_shape != new_shape:
-                d = self.graph.touch_desc(self.node, True, i)  # only a real change touches (it may copy the desc)
-                d.dtype = new_dtype
-                d.shape = new_shape
-                d.origin_shape = new_shape
+            if i >= n:
+                raise self.fail(f"output {i} does not exist (node has {n} outputs)")
+        _write_outputs(self._graph, self._node, targets, new_dtype, new_shape)
 
     def set_value(self, index: int, array: np.ndarray | None) -> None:
         """Remember the value of output ``index`` for later rules (only small tensors are kept)."""
         if array is not None and np.asarray(array).size <= MAX_FOLDED_ELEMENTS:
-            self.values[(self.node.id, index)] = np.asarray(array)
+            self._values[(self._node.id, index)] = np.asarray(array)
+
+
+def _input_value(graph: Graph, node: Node, index: int, values: dict[tuple[int, int], np.ndarray]) -> Any:
+    """:meth:`InferContext.value` of input anchor ``index``."""
+    prod = graph.input_sources(node)[index]
+    if prod is None:
+        return None
+    src = graph.node(prod[0])
+    if src._op_type in _CONST_TYPES:
+        val = src.attrs.get("value")
+        if isinstance(val, TensorValue):
+            return val.array
+    return values.get(prod)
+
+
+def _normal_output(dtype: DataType | int, shape: Sequence[int]) -> tuple[DataType, tuple[int, ...]]:
+    """``dtype`` as a DataType and ``shape`` as a tuple of ints."""
+    new_dtype = dtype if type(dtype) is DataType else DataType(dtype)
+    if type(shape) is tuple:
+        for x in shape:  # a plain loop: no generator for all() on Python 3.11
+            if type(x) is not int:
+                return new_dtype, tuple(map(int, shape))
+        return new_dtype, shape
+    return new_dtype, tuple(map(int, shape))
+
+
+def _write_outputs(graph: Graph, node: Node, targets: Sequence[int], dtype: DataType, shape: tuple[int, ...]) -> None:
+    """Set dtype, shape and origin shape of the output anchors ``targets`` (all exist); only a real change touches
+    the desc (which may copy it)."""
+    outputs = node.outputs
+    for i in targets:
+        d = outputs[i]
+        if d.dtype != dtype or d.shape != shape or d.origin_shape != shape:
+            d = graph.touch_desc(node, True, i)
+            d.dtype = dtype
+            d.shape = shape
+            d.origin_shape = shape
+
+
+# ---------------------------------------------------------------------------------------------- rule memo
+#: a key part for an attr the node does not set, an input the rule cannot read, a value that is not known
+_ABSENT = object()
+
+
+class _Recording(InferContext):
+    """An :class:`InferContext` that records what the rule reads (``reads``: ``("a", attr name)``, ``("d",
+    input)`` for a desc, ``("h", input)`` for :meth:`has`, ``("v", input)`` for a value) and writes (``writes``:
+    the output anchors, dtype and shape of each :meth:`set_output`), and notes (``opaque``) when the result may
+    depend on more than that: the rule read ``node``, ``graph`` or ``values``, found a value known, or set one.
+    """
+
+    def __init__(self, graph: Graph, node: Node, schema: OpSchema | None,
+                 values: dict[tuple[int, int], np.ndarray] | None, allow_unknown_ops: bool) -> None:
+        super().__init__(graph, node, schema, values, allow_unknown_ops=allow_unknown_ops)
+        self.reads: list[tuple[str, str | int]] = []
+        self.writes: list[tuple[list[int], DataType, tuple[int, ...]]] = []
+        self.opaque = False
+
+    @property
+    def graph(self) -> Graph:
+        self.opaque = True
+        return self._graph
+
+    @property
+    def node(self) -> Node:
+        self.opaque = True
+        return self._node
+
+    @property
+    def values(self) -> dict[tuple[int, int], np.ndarray]:
+        self.opaque = True
+        return self._values
+
+    def has(self, which: str | int) -> bool:
+        self.reads.append(("h", which))
+        return super().has(which)
+
+    def desc(self, which: str | int) -> TensorDesc:
+        self.reads.append(("d", which))
+        d = super().desc(which)
+        if d.has_attrs:
+            self.opaque = True  # the rule may read the desc's attrs, which the key leaves out
+        return d
+
+    def value(self, which: str | int) -> np.ndarray | None:
+        self.reads.append(("v", which))
+        v = super().value(which)
+        if v is not None:
+            self.opaque = True
+        return v
+
+    def attr(self, name: str, default: Any = _MISSING) -> Any:
+        self.reads.append(("a", name))
+        return super().attr(name, default)
+
+    def set_output(self, which: str | int, dtype: DataType | int, shape: Sequence[int]) -> None:
+        super().set_output(which, dtype, shape)
+        targets = self._targets(which)
+        if targets is not None:
+            self.writes.append((list(targets), *_normal_output(dtype, shape)))
+
+    def set_value(self, index: int, array: np.ndarray | None) -> None:
+        self.opaque = True
+        super().set_value(index, array)
+
+
+class RuleMemo:
+    """The results of one op type's rule in one inference run, keyed by what the rule read.
+
+    A rule is a deterministic function of what it reads through :class:`InferContext`'s methods. ``items`` is
+    the union of what its recorded runs read (in first-read order); a run that read nothing else than those, with
+    the same answers, takes the same steps and writes the same outputs. So a node whose answers to ``items`` equal
+    a recorded run's gets that run's writes replayed instead of running the rule: one rule run per distinct
+    combination (a transformer's layers repeat a handful). Runs that were ``opaque`` (see :class:`_Recording`)
+    are not kept; after many of them and few replays the memo turns itself off for the rest of the run.
+
+    Used only for the built-in rules (:data:`_MEMO_SAFE`): a rule registered by the user always runs.
+    """
+
+    __slots__ = ("items", "seen", "table", "opaque_runs", "hits", "off", "_resolved")
+
+    def __init__(self) -> None:
+        self.items: list[tuple[str, str | int]] = []
+        self.seen: set[tuple[str, str | int]] = set()
+        self.table: dict[tuple[Any, ...], list[tuple[list[int], DataType, tuple[int, ...]]]] = {}
+        self.opaque_runs = 0
+        self.hits = 0
+        self.off = False
+        #: (input anchors, output anchors) -> ``items`` with input names resolved to anchor indices (None: absent)
+        self._resolved: dict[tuple[int, int], list[tuple[str, Any]]] = {}
+
+    def _resolve(self, schema: OpSchema | None, n_in: int, n_out: int) -> list[tuple[str, Any]]:
+        """``items`` for a node with these anchor counts: input names as :meth:`InferContext._index` maps them."""
+        layout = _layouts(schema, n_in, n_out)[0] if schema is not None else {}
+        resolved: list[tuple[str, Any]] = []
+        for kind, which in self.items:
+            if kind != "a":
+                if type(which) is int:
+                    which = which if 0 <= which < n_in else None
+                else:
+                    idx = layout.get(which)  # type: ignore[arg-type]
+                    which = idx[0] if idx else None
+            resolved.append((kind, which))
+        self._resolved[(n_in, n_out)] = resolved
+        return resolved
+
+    def key(self, graph: Graph, node: Node, schema: OpSchema | None,
+            values: dict[tuple[int, int], np.ndarray]) -> tuple[Any, ...] | None:
+        """The answers ``node`` gives to ``items`` (None when a desc carries attrs, which a key leaves out). O(items)."""
+        inputs = node.inputs
+        n_in = len(inputs)
+        n_out = len(node.outputs)
+        resolved = self._resolved.get((n_in, n_out))
+        if resolved is None:
+            resolved = self._resolve(schema, n_in, n_out)
+        key: list[Any] = [n_in, n_out]
+        sources = graph.input_sources(node)
+        attrs = node.attrs
+        for kind, i in resolved:
+            if kind == "a":
+                v = attrs.get(i, _ABSENT)
+                t = v.__class__
+                if t is list:
+                    v = (tuple(v), tuple(map(type, v)))
+                key.append(t)
+                key.append(v)
+            elif i is None:
+                key.append(_ABSENT)
+            elif kind == "d":
+                d = inputs[i]
+                if d._attrs:
+                    return None
+                if sources[i] is None and d.is_placeholder:
+                    key.append(_ABSENT)
+                else:
+                    key.append((d.dtype, d.shape, d.format, d.origin_format, d.origin_shape, d.origin_dtype))
+            elif kind == "v":
+                key.append(_input_value(graph, node, i, values) is None)
+            else:  # "h"
+                key.append(sources[i] is not None or not inputs[i].is_placeholder)
+        return tuple(key)  # may hold an attr value that is not hashable (a dict, an array): callers catch TypeError
+
+    def learn(self, recording: _Recording, graph: Graph, node: Node, schema: OpSchema | None,
+              values: dict[tuple[int, int], np.ndarray], key: tuple[Any, ...] | None) -> None:
+        """Keep what ``recording`` wrote under ``node``'s key (``key``: the one worked out before the run, if any)."""
+        if recording.opaque:
+            self.opaque_runs += 1
+            if self.opaque_runs >= 16 and self.opaque_runs > 4 * self.hits:
+                self.off = True
+                self.table.clear()
+            return
+        grew = False
+        for item in recording.reads:
+            if item not in self.seen:
+                self.seen.add(item)
+                self.items.append(item)
+                grew = True
+        if grew:
+            self.table.clear()  # keys made of fewer items would say too little
+            self._resolved.clear()
+            key = self.key(graph, node, schema, values)
+        elif key is None:
+            return
+        if key is not None:
+            try:
+                self.table[key] = recording.writes
+            except TypeError:  # an attr value that cannot be part of a key
+                pass
 
 
 # ---------------------------------------------------------------------------------------------- driver
@@ -402,15 +626,35 @@ def _no_rule(node: Node) -> InferenceError:
 
 
 def _apply_rule(graph: Graph, node: Node, rule: InferRule, schema: OpSchema | None,
-                values: dict[tuple[int, int], np.ndarray] | None, allow_unknown_ops: bool) -> None:
-    """Run ``rule`` on ``node`` (its inputs synced); a rule's plain error becomes an InferenceError naming it."""
-    ctx = InferContext(graph, node, schema, values, allow_unknown_ops=allow_unknown_ops)
+                values: dict[tuple[int, int], np.ndarray] | None, allow_unknown_ops: bool,
+                memo: RuleMemo | None = None) -> None:
+    """Run ``rule`` on ``node`` (its inputs synced); a rule's plain error becomes an InferenceError naming it.
+
+    With a ``memo`` (the op type's, for a built-in rule): the writes of an earlier run that read the same are
+    replayed instead when there is one, else the run is recorded for the nodes after it."""
+    if memo is None or memo.off:
+        ctx = InferContext(graph, node, schema, values, allow_unknown_ops=allow_unknown_ops)
+    else:
+        known = values if values is not None else {}
+        key = memo.key(graph, node, schema, known)
+        try:
+            writes = memo.table.get(key) if key is not None else None
+        except TypeError:  # an attr value that cannot be part of a key: run the rule
+            writes = key = None
+        if writes is not None:
+            memo.hits += 1
+            for targets, dtype, shape in writes:
+                _write_outputs(graph, node, targets, dtype, shape)
+            return
+        ctx = _Recording(graph, node, schema, known, allow_unknown_ops)
     try:
         rule(ctx)
     except InferenceError:
         raise
     except (ValueError, IndexError, KeyError, TypeError, OverflowError, ZeroDivisionError) as exc:
         raise ctx.fail(str(exc)) from exc
+    if type(ctx) is _Recording:
+        memo.learn(ctx, graph, node, schema, ctx._values, key)  # type: ignore[union-attr]
 
 
 class InferenceState:
@@ -474,14 +718,19 @@ def infer_graph(graph: Graph, *, allow_unknown_ops: bool = False) -> None:
 
 
 def _infer_all(graph: Graph, nodes: Iterable[Node], values: dict[tuple[int, int], np.ndarray],
-               allow_unknown_ops: bool) -> None:
+               allow_unknown_ops: bool, memos: dict[str, RuleMemo] | None = None) -> None:
     """Infer each of ``nodes`` in turn (topological order) as :func:`infer_node` does, except that a Const whose
     desc already states its value is left alone while the built-in Const rule is the registered one
     (:func:`_const_unchanged`), and that with ``allow_unknown_ops`` a node whose op has no rule only has its inputs
-    synced. What is the same for every node of one op type (its rule, its schema) is looked up once per call."""
+    synced. What is the same for every node of one op type (its rule, its schema) is looked up once per call.
+
+    ``memos``: op type -> :class:`RuleMemo` of the built-in rules, for this call and others of the same run
+    (made here when not given)."""
     rules = _RULES
     const_shortcut = rules.get("Const") is _const
-    by_type: dict[str, tuple[InferRule | None, OpSchema | None]] = {}
+    if memos is None:
+        memos = {}
+    by_type: dict[str, tuple[InferRule | None, OpSchema | None, RuleMemo | None]] = {}
     for node in nodes:
         op_type = node._op_type
         if op_type == "Const" and const_shortcut and _const_unchanged(node):
@@ -489,15 +738,20 @@ def _infer_all(graph: Graph, nodes: Iterable[Node], values: dict[tuple[int, int]
         entry = by_type.get(op_type)
         if entry is None:
             rule = rules.get(op_type)
-            entry = by_type[op_type] = (rule, get_schema(op_type) if rule is not None else None)
-        rule, schema = entry
+            memo = None
+            if rule is not None and rule in _MEMO_SAFE:
+                memo = memos.get(op_type)
+                if memo is None:
+                    memo = memos[op_type] = RuleMemo()
+            entry = by_type[op_type] = (rule, get_schema(op_type) if rule is not None else None, memo)
+        rule, schema, memo = entry
         _sync_inputs(graph, node)
         if rule is None:
             if not allow_unknown_ops:
                 raise _no_rule(node)
             _log.debug("no inference rule for %s node %s; outputs kept", op_type, node.name)
             continue
-        _apply_rule(graph, node, rule, schema, values, allow_unknown_ops)
+        _apply_rule(graph, node, rule, schema, values, allow_unknown_ops, memo)
 
 
 def _outputs_state(node: Node) -> list[tuple[Any, ...]]:
@@ -524,12 +778,13 @@ def _infer_changed(graph: Graph, state: InferenceState) -> None:
     queued = set(changed)
     values = state.values
     allow_unknown_ops = state.allow_unknown_ops
+    memos: dict[str, RuleMemo] = {}
     while heap:
         _, nid = heapq.heappop(heap)
         node = nodes[nid]
         before = _outputs_state(node)
         old = [values.pop((nid, port), None) for port in range(len(node.outputs))]
-        _infer_all(graph, (node,), values, allow_unknown_ops)
+        _infer_all(graph, (node,), values, allow_unknown_ops, memos)
         if nid not in changed and _outputs_state(node) == before and all(
                 _same_value(v, values.get((nid, port))) for port, v in enumerate(old)):
             continue

@@ -52,27 +52,27 @@ def _fold_binary(ctx: InferContext, fn: Callable[[np.ndarray, np.ndarray], np.nd
 def _arith(ctx: InferContext) -> None:
     shape = broadcast_shapes(ctx.shape("x1"), ctx.shape("x2"))
     ctx.set_output(0, ctx.dtype("x1"), shape)
-    _fold_binary(ctx, _ARITH[ctx.node.op_type])
+    _fold_binary(ctx, _ARITH[ctx.op_type])
 
 
 @register_infer(*_COMPARE)
 def _compare(ctx: InferContext) -> None:
     ctx.set_output(0, DataType.DT_BOOL, broadcast_shapes(ctx.shape("x1"), ctx.shape("x2")))
-    _fold_binary(ctx, _COMPARE[ctx.node.op_type])
+    _fold_binary(ctx, _COMPARE[ctx.op_type])
 
 
 @register_infer(*UNARY_SAME)
 def _unary(ctx: InferContext) -> None:
     d = ctx.desc(0)
     dtype = d.dtype
-    if ctx.node.op_type == "SoftmaxV2" and ctx.attr("half_to_float", False) and dtype == DataType.DT_FLOAT16:
+    if ctx.op_type == "SoftmaxV2" and ctx.attr("half_to_float", False) and dtype == DataType.DT_FLOAT16:
         dtype = DataType.DT_FLOAT
-    if ctx.node.op_type in ("SoftmaxV2", "LogSoftmaxV2", "Cumsum"):
+    if ctx.op_type in ("SoftmaxV2", "LogSoftmaxV2", "Cumsum"):
         _check_axes(ctx, d.shape)
     ctx.set_output(0, dtype, d.shape)
-    if ctx.node.op_type in ("Identity", "TensorMove"):
+    if ctx.op_type in ("Identity", "TensorMove"):
         ctx.set_value(0, ctx.small_value(0))
-    elif ctx.node.op_type == "Neg" and _numeric(ctx.small_value(0)):
+    elif ctx.op_type == "Neg" and _numeric(ctx.small_value(0)):
         ctx.set_value(0, -np.asarray(ctx.value(0)))
 
 
@@ -80,7 +80,7 @@ def _check_axes(ctx: InferContext, shape: tuple[int, ...]) -> None:
     if shape == UNKNOWN_SHAPE:
         return
     rank = len(shape)
-    op = ctx.node.op_type
+    op = ctx.op_type
     axes = ctx.int_values("axis") if op == "Cumsum" else ctx.attr("axes", [-1])
     for a in axes or []:
         if not -max(rank, 1) <= a < max(rank, 1):

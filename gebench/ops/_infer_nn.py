@@ -254,7 +254,7 @@ def _pool(ctx: InferContext, nspatial: int, *, mode_attr: str | None, default_fm
     if len(pads) != 2 * nspatial:
         raise ctx.fail(f"attr pads has {len(pads)} values, expected {2 * nspatial}")
     ceil_mode = bool(ctx.attr("ceil_mode", False))
-    dil = (_spatial_attr(ctx, "dilation", sp_ax, rank, [1] * rank) if ctx.node.op_type == "MaxPool3D"
+    dil = (_spatial_attr(ctx, "dilation", sp_ax, rank, [1] * rank) if ctx.op_type == "MaxPool3D"
            else [1] * nspatial)
     for i, ax in enumerate(sp_ax):
         if mode == "SAME":
@@ -362,7 +362,7 @@ def _layer_norm(ctx: InferContext) -> None:
     else:
         axis = normalize_axis(int(ctx.attr("begin_norm_axis")), max(len(x), 1), "begin_norm_axis")
         stats = _stat_shape(x, axis)
-    stat_dtype = DataType.DT_FLOAT if ctx.node.op_type == "LayerNormV3" else ctx.dtype("x")
+    stat_dtype = DataType.DT_FLOAT if ctx.op_type == "LayerNormV3" else ctx.dtype("x")
     for name in ctx.schema.outputs[1:] if ctx.schema else ():
         ctx.set_output(name.name, stat_dtype, stats)
 
