@@ -349,12 +349,15 @@ class InferContext:
         targets = self._targets(which)
         if targets is None:
             return  # the node does not carry that (optional) output anchor
-        new_dtype, new_shape = _normal_output(dtype, shape)
         n = len(self._node.outputs)
         for i in targets:
             if i >= n:
                 raise self.fail(f"output {i} does not exist (node has {n} outputs)")
-        _write_outputs(self._graph, self._node, targets, new_dtype, new_shape)
+        self._write(targets, *_normal_output(dtype, shape))
+
+    def _write(self, targets: list[int], dtype: DataType, shape: tuple[int, ...]) -> None:
+        """What :meth:`set_output` writes, its arguments checked and normalised."""
+        _write_outputs(self._graph, self._node, targets, dtype, shape)
 
     def set_value(self, index: int, array: np.ndarray | None) -> None:
         """Remember the value of output ``index`` for later rules (only small tensors are kept)."""
@@ -455,11 +458,9 @@ class _Recording(InferContext):
         self.reads.append(("a", name))
         return super().attr(name, default)
 
-    def set_output(self, which: str | int, dtype: DataType | int, shape: Sequence[int]) -> None:
-        super().set_output(which, dtype, shape)
-        targets = self._targets(which)
-        if targets is not None:
-            self.writes.append((list(targets), *_normal_output(dtype, shape)))
+    def _write(self, targets: list[int], dtype: DataType, shape: tuple[int, ...]) -> None:
+        self.writes.append((list(targets), dtype, shape))
+        super()._write(targets, dtype, shape)
 
     def set_value(self, index: int, array: np.ndarray | None) -> None:
         self.opaque = True
