@@ -104,14 +104,6 @@ def _memo_off() -> Iterator[None]:
         infer_module._MEMO_SAFE.update(saved)
 
 
-def _infer(g: ir.Graph) -> str:
-    try:
-        ops.infer_graph(g, allow_unknown_ops=True)
-    except ops.InferenceError as exc:
-        return str(exc)
-    return ""
-
-
 @settings(max_examples=200, deadline=None)
 @given(st.lists(st.tuples(st.integers(0, 7), st.integers(0, 60), st.integers(0, 60), st.integers(0, 7)),
                 min_size=1, max_size=40))
@@ -120,10 +112,9 @@ def _infer(g: ir.Graph) -> str:
 @example([(5, 0, 0, 1), (5, 0, 0, 0)])  # Transpose of the same input by two perm Consts
 def test_inference_with_reused_rule_results_equals_running_every_rule(steps):
     memoised, plain = _build(steps), _build(steps)
-    got = _infer(memoised)
+    ops.infer_graph(memoised)  # _build keeps only nodes that infer: neither raises
     with _memo_off():
-        want = _infer(plain)
-    assert got == want == ""
+        ops.infer_graph(plain)
     assert first_difference(memoised, plain) is None
     assert memoised._inference.values.keys() == plain._inference.values.keys()
     for key, value in plain._inference.values.items():
