@@ -403,7 +403,7 @@ def _write_outputs(graph: Graph, node: Node, targets: Sequence[int], dtype: Data
 
 
 # ---------------------------------------------------------------------------------------------- rule memo
-#: a key part for an attr the node does not set, an input the rule cannot read, a value that is not known
+#: the key part for an attr the node does not set, an input name or index that reaches no anchor, an unfed placeholder
 _ABSENT = object()
 
 
