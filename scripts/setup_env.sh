@@ -18,3 +18,7 @@ python3 -m venv .venv
 # taken for a namespace package called gebench.
 site_packages=$(.venv/bin/python -c 'import sysconfig; print(sysconfig.get_paths()["purelib"])')
 printf '%s\n' "$PWD" > "$site_packages/gebench_checkout.pth"
+# pip compiles the modules of the packages it installs, but not those of an editable install: compile gebench's
+# once now, so that a process started where PYTHONDONTWRITEBYTECODE is set (these machines) does not compile them
+# from source at every start. A module changed later is recompiled as usual (Python checks the source's stamp).
+.venv/bin/python -m compileall -q gebench
