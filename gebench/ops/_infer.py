@@ -256,12 +256,10 @@ class InferContext:
 
     # -- inputs
     def _index(self, which: str | int) -> int | None:
-        if isinstance(which, int):
-            return which if 0 <= which < len(self._node.inputs) else None
-        idx = self._in.get(which)
-        if idx is None:
-            raise self.fail(f"rule asked for input {which!r}, which the schema does not declare")
-        return idx[0] if idx else None
+        try:
+            return _input_anchor(self._in, len(self._node.inputs), which)
+        except KeyError:
+            raise self.fail(f"rule asked for input {which!r}, which the schema does not declare") from None
 
     def indices(self, name: str) -> list[int]:
         """Anchor indices of IR input ``name`` (several for a dynamic input)."""
@@ -363,6 +361,19 @@ class InferContext:
         """Remember the value of output ``index`` for later rules (only small tensors are kept)."""
         if array is not None and np.asarray(array).size <= MAX_FOLDED_ELEMENTS:
             self._values[(self._node.id, index)] = np.asarray(array)
+
+
+def _input_anchor(layout: dict[str, list[int]], n_inputs: int, which: str | int) -> int | None:
+    """The input anchor ``which`` (an index, or an IR input name looked up in ``layout``) names on a node with
+    ``n_inputs`` input anchors; None when there is no such anchor (an optional input the node does not carry).
+
+    Raises:
+        KeyError: ``which`` is a name ``layout`` does not declare.
+    """
+    if isinstance(which, int):
+        return which if 0 <= which < n_inputs else None
+    idx = layout[which]
+    return idx[0] if idx else None
 
 
 def _input_value(graph: Graph, node: Node, index: int, values: dict[tuple[int, int], np.ndarray]) -> Any:
@@ -498,11 +509,10 @@ class RuleMemo:
         resolved: list[tuple[str, Any]] = []
         for kind, which in self.items:
             if kind != "a":
-                if type(which) is int:
-                    which = which if 0 <= which < n_in else None
-                else:
-                    idx = layout.get(which)  # type: ignore[arg-type]
-                    which = idx[0] if idx else None
+                try:
+                    which = _input_anchor(layout, n_in, which)
+                except KeyError:  # a name the schema does not declare: the rule raised for it
+                    which = None
             resolved.append((kind, which))
         self._resolved[(n_in, n_out)] = resolved
         return resolved
