@@ -509,15 +509,18 @@ def _read(path: Path, source: str, check: Callable[[onnx.ModelProto, str], None]
     skeleton = _skeleton(data, graph_tag, graph_start, graph_end, [inits[i] for i in big])
     if skeleton.count(_LOCATION_KEY) != n_external:
         raise _Malformed("external data outside the main graph's initializers (or a look-alike in the bytes)")
-    proto = onnx.ModelProto.FromString(skeleton)
-    _check_header(proto)
     external = _ExternalFiles(str(path.parent))
     located: dict[int, tuple[Any, int, int]] = {}
-    if n_external:
-        for index, tensor in enumerate(proto.graph.initializer):
-            if inits[index].external:
-                located[index] = _check_external(external, tensor)
-    if big or n_external:
+    if not (big or n_external):
+        # nothing below reads the graph, which is most of the file: the header is parsed without it
+        _check_header(onnx.ModelProto.FromString(b"".join((data[:graph_tag], data[graph_end:]))), has_graph=True)
+    else:
+        proto = onnx.ModelProto.FromString(skeleton)
+        _check_header(proto)
+        if n_external:
+            for index, tensor in enumerate(proto.graph.initializer):
+                if inits[index].external:
+                    located[index] = _check_external(external, tensor)
         keep = _read_by_inference(proto, functions)
         stripped = set(big)
         restored = False
@@ -535,7 +538,7 @@ def _read(path: Path, source: str, check: Callable[[onnx.ModelProto, str], None]
                 tensor.raw_data = data[init.raw_start:init.raw_end]
         if restored:
             skeleton = proto.SerializeToString()
-    del proto
+        del proto
     try:
         out = _c_shape_inference.infer_shapes(skeleton, False, False, False)  # what infer_shapes(model) runs
         ok = True
@@ -649,9 +652,10 @@ def _check_external(external: _ExternalFiles, tensor: onnx.TensorProto) -> tuple
     return located
 
 
-def _check_header(proto: onnx.ModelProto) -> None:
-    """What the general path refuses or converts before inference."""
-    if proto.ir_version <= 0 or not proto.HasField("graph"):
+def _check_header(proto: onnx.ModelProto, has_graph: bool = False) -> None:
+    """What the general path refuses or converts before inference. ``has_graph``: ``proto`` is the model without
+    its graph field, which the caller found in the bytes."""
+    if proto.ir_version <= 0 or not (has_graph or proto.HasField("graph")):
         raise _Malformed("no ir_version or no graph")
     version = 1 if proto.ir_version < 3 else 0
     for imp in proto.opset_import:
