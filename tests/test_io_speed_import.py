@@ -117,6 +117,45 @@ def test_the_file_reader_gives_the_graph_of_the_general_path(tmp_path, name, mod
         assert _root_buffer(node.attrs["value"].array) == data
 
 
+def _model_file_contents(mf):
+    return (mf.proto.SerializeToString(), mf.value_info.SerializeToString(), mf.node_count, mf.initializer_count,
+            [n.SerializeToString() for n in mf.nodes()], [t.SerializeToString() for t in mf.initializers()])
+
+
+@pytest.mark.parametrize("name, model", list(_models()), ids=[name for name, _ in _models()])
+def test_the_inference_result_is_split_without_a_second_walk_when_inference_only_appended(tmp_path, monkeypatch,
+                                                                                           name, model):
+    path = tmp_path / f"{name}.onnx"
+    onnx.save(model, path)
+    walks = []
+    split_graph = source._split_graph
+    monkeypatch.setattr(source, "_split_graph", lambda out: walks.append(1) or split_graph(out))
+    fast = source.read_model_file(path, str(path), _check_model)
+    walked_once = bool(walks)
+    # the same parts when the inference result is always walked
+    monkeypatch.setattr(source, "_split_appended", lambda *args: None)
+    walked = source.read_model_file(path, str(path), _check_model)
+    assert _model_file_contents(fast) == _model_file_contents(walked)
+    # a plain file (no value infos, weights small enough to stay in what inference parses) is not walked twice;
+    # value infos in the file, large weights left out of what inference parses, or an output type inference
+    # completes, take the walk
+    assert walked_once == (name in ("inferred", "big", "partial"))
+
+
+def test_a_graph_that_inference_changes_in_place_takes_the_walk(tmp_path, monkeypatch):
+    model = _transformer_block(np.random.default_rng(5))
+    path = tmp_path / "block.onnx"
+    onnx.save(model, path)
+    infer = source._c_shape_inference.infer_shapes
+
+    def rename_a_node(data, *args):  # an inference result whose graph differs before the value infos
+        return infer(data, *args).replace(b"reshape", b"reshapf", 1)
+
+    monkeypatch.setattr(source._c_shape_inference, "infer_shapes", rename_a_node)
+    mf = source.read_model_file(path, str(path), _check_model)
+    assert "reshapf" in [n.name for n in mf.nodes()]
+
+
 def test_weights_are_read_only_views_of_the_file_bytes(tmp_path):
     rng = np.random.default_rng(1)
     path = tmp_path / "big.onnx"

@@ -18,7 +18,11 @@ and the same Const values as ``onnx.load`` + ``onnx.checker.check_model`` + ``on
 * ONNX shape inference runs on a copy of the model in which the raw data of the large initializers
   (above :data:`STRIP_BYTES`) is left out, except for initializers that ONNX inference may read (inputs of the
   ops in :data:`_READS_DATA`, of nodes in other domains, of subgraph bodies and of model functions), so its
-  serialisations cost the graph's size instead of the weights' size and the inferred shapes are the same.
+  serialisations cost the graph's size instead of the weights' size and the inferred shapes are the same;
+* the one walk over the graph's fields also sorts them out (nodes and initializers in chunks, the rest apart).
+  Inference usually returns the graph it was given with value infos appended: when the graph given was the
+  file's and the result starts with its bytes, the parts are the file's (views of its bytes) and the value infos
+  are what follows, so the result is not walked again; otherwise it is.
 
 Anything unusual (a text-format file name, a second ``graph`` field, protobuf groups, external data outside
 the main graph's initializers, an opset that needs conversion, a model the checker rejects and that does not
@@ -188,26 +192,7 @@ def _model_fields(data: bytes) -> tuple[int, int, int, bool]:
 def _graph_initializers(data: bytes, start: int, end: int) -> list[_Initializer]:
     """The initializer fields of the graph message ``data[start:end]``, in file order. O(graph fields): other
     fields (nodes, value infos) are skipped by their length."""
-    inits: list[_Initializer] = []
-    pos = start
-    varint = _varint
-    while pos < end:
-        tag_pos = pos
-        tag = data[pos]
-        if tag < 0x80:
-            pos += 1
-        else:
-            tag, pos = varint(data, pos)
-        if tag & 7 != 2:
-            pos = _skip(data, pos, tag & 7, end)
-            continue
-        length, body = varint(data, pos)
-        pos = body + length
-        if pos > end:
-            raise _Malformed("graph field runs past the graph")
-        if tag >> 3 == _GRAPH_INITIALIZER:
-            inits.append(_tensor_fields(data, tag_pos, body, pos))
-    return inits
+    return _graph_parts(data, start, end, True).inits
 
 
 def _tensor_fields(data: bytes, tag_pos: int, start: int, end: int) -> _Initializer:
@@ -337,8 +322,8 @@ class ModelFile:
     _external: _ExternalFiles
     _source: str
     value_info: onnx.GraphProto | None
-    _node_chunks: list[bytes]
-    _init_chunks: list[bytes]
+    _node_chunks: list[Any]  # bytes, or views of the file's bytes
+    _init_chunks: list[Any]
     node_count: int
     initializer_count: int
     #: where the external initializers keep their bytes (mapping, offset, length), by index
@@ -485,7 +470,8 @@ def _read(path: Path, source: str, check: Callable[[onnx.ModelProto, str], None]
     # make them fault its pages in again); the trim after inference covers both
     data = path.read_bytes()
     graph_tag, graph_start, graph_end, functions = _model_fields(data)
-    inits = _graph_initializers(data, graph_start, graph_end)
+    parts = _graph_parts(data, graph_start, graph_end, True)
+    inits = parts.inits
     n_external = sum(1 for init in inits if init.external)
     if not checked:
         if n_external:
@@ -546,12 +532,22 @@ def _read(path: Path, source: str, check: Callable[[onnx.ModelProto, str], None]
         _log.info("%s: ONNX shape inference failed (%s); descs come from gebench's inference", source, exc)
         out = skeleton
         ok = False
+    file_graph = skeleton is data  # inference was given the file's graph as it is
     del skeleton
     release_free_heap()  # inference's parse and serialisation
-    small, node_chunks, init_chunks, infos, counts = _split_graph(out)
-    del out
-    value_info = onnx.GraphProto.FromString(infos)
-    del infos
+    # inference appends value infos to the graph it was given: when that graph is the file's, its walk above
+    # already sorted the fields out and the value infos are what follows them
+    split = _split_appended(out, data, graph_start, graph_end, parts) if file_graph else None
+    value_info = None
+    if split is not None:
+        value_info = onnx.GraphProto.FromString(split[3])
+        if [field.name for field, _ in value_info.ListFields()] not in ([], ["value_info"]):
+            split = value_info = None  # something else was added too: the walk below sorts it out
+    if split is None:
+        split = _split_graph(out)
+        value_info = onnx.GraphProto.FromString(split[3])
+    small, node_chunks, init_chunks, _infos, counts = split
+    del out, split, _infos
     if counts[1] != len(inits):
         raise _Malformed("initializer count changed by inference")
     return ModelFile(onnx.ModelProto.FromString(small), ok, data, inits, external, source, value_info,
@@ -562,53 +558,110 @@ def _read(path: Path, source: str, check: Callable[[onnx.ModelProto, str], None]
 CHUNK = 2048
 
 
+@dataclasses.dataclass(slots=True)
+class _GraphParts:
+    """The fields of a serialized GraphProto, sorted out by :func:`_graph_parts`, as ``(start, end)`` spans of its
+    buffer. The bytes of each chunk (and of the value infos joined, and of the other fields joined) parse as a
+    GraphProto holding just those fields, in file order."""
+
+    other: list[tuple[int, int]]  # runs of the fields that are neither nodes, initializers nor value infos
+    node_chunks: list[tuple[int, int]]  # at most CHUNK node fields each
+    init_chunks: list[tuple[int, int]]  # at most CHUNK initializer fields each
+    infos: list[tuple[int, int]]  # runs of value info fields
+    node_count: int
+    init_count: int
+    inits: list[_Initializer]  # where each initializer's raw data is (when asked for)
+
+    def pieces(self, buf: Any, spans: list[tuple[int, int]]) -> list[Any]:
+        """The bytes of ``spans`` of this graph's buffer ``buf`` (bytes, or a memoryview of them for views)."""
+        return [buf[a:b] for a, b in spans]
+
+
+def _graph_parts(buf: bytes, start: int, end: int, initializers: bool) -> _GraphParts:
+    """Sort out the fields of the graph message ``buf[start:end]`` in one walk (with ``initializers``, also where
+    each initializer's raw data is: :func:`_tensor_fields`). O(graph fields) Python steps, no decoding of
+    nodes, no copies."""
+    node_tag, init_tag, info_tag = _GRAPH_NODE << 3 | 2, _GRAPH_INITIALIZER << 3 | 2, _GRAPH_VALUE_INFO << 3 | 2
+    other: list[tuple[int, int]] = []
+    infos: list[tuple[int, int]] = []
+    chunks: dict[int, list[tuple[int, int]]] = {node_tag: [], init_tag: []}
+    counts = {node_tag: 0, init_tag: 0}
+    inits: list[_Initializer] = []
+    run_tag, run_start, run_count = -1, start, 0
+    pos = start
+    while pos < end:
+        field_start = pos
+        tag = buf[pos]
+        if tag < 0x80:
+            pos += 1
+        else:
+            tag, pos = _varint(buf, pos)
+        if tag & 7 == 2:
+            length = buf[pos]
+            if length < 0x80:
+                body = pos + 1
+            else:
+                length, body = _varint(buf, pos)
+            pos = body + length
+            if pos > end:
+                raise _Malformed("graph field runs past the graph")
+            if tag == init_tag and initializers:
+                inits.append(_tensor_fields(buf, field_start, body, pos))
+        else:
+            pos = _skip(buf, pos, tag & 7, end)
+        kind = tag if tag in (node_tag, init_tag, info_tag) else 0
+        if kind != run_tag or (kind in chunks and run_count == CHUNK):
+            if run_tag >= 0:
+                span = (run_start, field_start)
+                chunks[run_tag].append(span) if run_tag in chunks else (infos if run_tag else other).append(span)
+            run_tag, run_start, run_count = kind, field_start, 0
+        run_count += 1
+        if kind in counts:
+            counts[kind] += 1
+    if run_tag >= 0:
+        span = (run_start, end)
+        chunks[run_tag].append(span) if run_tag in chunks else (infos if run_tag else other).append(span)
+    return _GraphParts(other, chunks[node_tag], chunks[init_tag], infos, counts[node_tag], counts[init_tag], inits)
+
+
+def _without_graph_fields(model: bytes, graph_tag: int, graph_end: int, other: list[bytes]) -> bytes:
+    """``model`` (whose graph field runs from ``graph_tag`` to ``graph_end``) with only the graph fields
+    ``other``."""
+    body = b"".join(other)
+    return b"".join((model[:graph_tag], _encode_varint(_MODEL_GRAPH << 3 | 2), _encode_varint(len(body)), body,
+                     model[graph_end:]))
+
+
 def _split_graph(model: bytes) -> tuple[bytes, list[bytes], list[bytes], bytes, tuple[int, int]]:
     """Split a serialized model's main graph into (the model with only the graph's other fields, chunks of at most
     :data:`CHUNK` node fields, chunks of initializer fields, the value info fields, (node count, initializer
     count)). Each chunk and the value infos parse as a GraphProto holding just those fields, in file order.
     O(graph fields) Python steps, no decoding of nodes."""
     graph_tag, start, end, _ = _model_fields(model)
-    node_tag, init_tag, info_tag = _GRAPH_NODE << 3 | 2, _GRAPH_INITIALIZER << 3 | 2, _GRAPH_VALUE_INFO << 3 | 2
-    small: list[bytes] = []
-    infos: list[bytes] = []
-    chunks: dict[int, list[bytes]] = {node_tag: [], init_tag: []}
-    counts = {node_tag: 0, init_tag: 0}
-    run_tag, run_start, run_count = -1, start, 0
-    pos = start
-    while pos < end:
-        field_start = pos
-        tag = model[pos]
-        if tag < 0x80:
-            pos += 1
-        else:
-            tag, pos = _varint(model, pos)
-        if tag & 7 == 2:
-            length = model[pos]
-            if length < 0x80:
-                pos += 1 + length
-            else:
-                length, pos = _varint(model, pos)
-                pos += length
-            if pos > end:
-                raise _Malformed("graph field runs past the graph")
-        else:
-            pos = _skip(model, pos, tag & 7, end)
-        kind = tag if tag in (node_tag, init_tag, info_tag) else 0
-        if kind != run_tag or (kind in chunks and run_count == CHUNK):
-            if run_tag >= 0:
-                piece = model[run_start:field_start]
-                chunks[run_tag].append(piece) if run_tag in chunks else (infos if run_tag else small).append(piece)
-            run_tag, run_start, run_count = kind, field_start, 0
-        run_count += 1
-        if kind in counts:
-            counts[kind] += 1
-    if run_tag >= 0:
-        piece = model[run_start:end]
-        chunks[run_tag].append(piece) if run_tag in chunks else (infos if run_tag else small).append(piece)
-    body = b"".join(small)
-    rest = b"".join((model[:graph_tag], _encode_varint(_MODEL_GRAPH << 3 | 2), _encode_varint(len(body)), body,
-                     model[end:]))
-    return rest, chunks[node_tag], chunks[init_tag], b"".join(infos), (counts[node_tag], counts[init_tag])
+    parts = _graph_parts(model, start, end, False)
+    return (_without_graph_fields(model, graph_tag, end, parts.pieces(model, parts.other)),
+            parts.pieces(model, parts.node_chunks), parts.pieces(model, parts.init_chunks),
+            b"".join(parts.pieces(model, parts.infos)), (parts.node_count, parts.init_count))
+
+
+def _split_appended(out: bytes, data: bytes, graph_start: int, graph_end: int,
+                    parts: _GraphParts) -> tuple[bytes, list[Any], list[Any], bytes, tuple[int, int]] | None:
+    """:func:`_split_graph` of ``out``, ONNX shape inference's result for the model ``data`` whose graph
+    (``data[graph_start:graph_end]``, without value infos) was sorted out into ``parts``, when inference only
+    appended fields to that graph (its usual result: value infos after the graph's last field); None otherwise.
+    The node and initializer chunks are views of ``data``.
+    The caller checks that what was appended is value infos only. One comparison of the graph's bytes (in C),
+    no walk."""
+    if parts.infos:
+        return None
+    graph_tag, start, end, _ = _model_fields(out)
+    size = graph_end - graph_start
+    if end - start < size or not out.startswith(memoryview(data)[graph_start:graph_end], start):  # no copy
+        return None
+    view = memoryview(data)  # the chunks are views of the file's bytes, which the ModelFile keeps anyway
+    return (_without_graph_fields(out, graph_tag, end, parts.pieces(data, parts.other)),
+            parts.pieces(view, parts.node_chunks), parts.pieces(view, parts.init_chunks), out[start + size:end],
+            (parts.node_count, parts.init_count))
 
 
 #: A 10-byte varint (a negative int64) after the tag of field 1: how ``TensorShapeProto.Dimension.dim_value`` (and
