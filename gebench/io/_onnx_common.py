@@ -306,7 +306,8 @@ class ConverterEntry:
     """A converter for an ONNX op over a range of model opsets.
 
     ``expands`` marks GE plugins with a ParseOpToGraph step: their nodes get
-    ``_datadump_original_op_names`` and, when there is more than one, PartitionedCall names.
+    ``_datadump_original_op_names`` and, when there is more than one, PartitionedCall names. ``direct``: the
+    conversion ``fn`` does, stated as data (:class:`Direct`), for converters made by :func:`direct_converter`.
     """
 
     fn: Converter
@@ -314,6 +315,34 @@ class ConverterEntry:
     high: int
     expands: bool
     ge_types: tuple[str, ...]
+    direct: Direct | None = None
+
+
+@dataclasses.dataclass(frozen=True)
+class Direct:
+    """What a converter does with an ONNX node that has no attributes, when that is one GE node: op type
+    ``ge_type`` with the IR attrs ``attrs`` (immutable values: every node shares them), fed by the first
+    ``inputs`` ONNX inputs (all of them when None), producing every ONNX output, with ``output_formats``.
+
+    The importer carries it out for such nodes without calling the converter (no :class:`OpContext`, no
+    attribute decoding); the converter must give the same node (the converter :func:`direct_converter` makes
+    does, through :meth:`OpContext.emit`)."""
+
+    ge_type: str
+    attrs: tuple[tuple[str, Any], ...] = ()
+    inputs: int | None = None
+    output_formats: dict[int, ir.Format] = dataclasses.field(default_factory=dict)
+
+
+def direct_converter(direct: Direct) -> Converter:
+    """The converter that carries out ``direct`` through :meth:`OpContext.emit` (register it with
+    ``converter(..., direct=direct)``)."""
+    def convert(ctx: OpContext) -> None:
+        inputs = ctx.inputs() if direct.inputs is None else ctx.inputs()[:direct.inputs]
+        ctx.emit(direct.ge_type, inputs, ctx.outputs(), attrs=dict(direct.attrs),
+                 output_formats=direct.output_formats or None)
+
+    return convert
 
 
 #: (domain, ONNX op type) -> entries; domain "" is ai.onnx.
@@ -321,14 +350,16 @@ CONVERTERS: dict[tuple[str, str], list[ConverterEntry]] = {}
 
 
 def converter(op_types: str | Sequence[str], opsets: tuple[int, int] = (MIN_OPSET, MAX_OPSET), *,
-              expands: bool = False, ge_types: Sequence[str] = (), domain: str = "") -> Callable[[Converter], Converter]:
-    """Register a converter for ``op_types`` at model opsets ``opsets`` (inclusive)."""
+              expands: bool = False, ge_types: Sequence[str] = (), domain: str = "",
+              direct: Direct | None = None) -> Callable[[Converter], Converter]:
+    """Register a converter for ``op_types`` at model opsets ``opsets`` (inclusive); ``direct``: what the converter
+    does, as data (see :class:`Direct`)."""
     names = [op_types] if isinstance(op_types, str) else list(op_types)
 
     def deco(fn: Converter) -> Converter:
         for name in names:
             CONVERTERS.setdefault((domain, name), []).append(
-                ConverterEntry(fn, opsets[0], opsets[1], expands, tuple(ge_types)))
+                ConverterEntry(fn, opsets[0], opsets[1], expands, tuple(ge_types), direct))
         return fn
 
     return deco

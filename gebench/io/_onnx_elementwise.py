@@ -8,11 +8,13 @@ from gebench import ir
 
 from ._onnx_common import (
     Converter,
+    Direct,
     NodeNotConvertible,
     OpContext,
     bool_attr,
     cast_target_dtype,
     converter,
+    direct_converter,
     scalar_value,
 )
 
@@ -40,23 +42,26 @@ _ONE_TO_ONE: dict[str, tuple[str, int, int]] = {
 }
 
 
-def _one_to_one(ge_type: str) -> Converter:
-    def convert(ctx: OpContext) -> None:
-        outs = ctx.outputs()
-        if ge_type == "Dropout":
-            if len(outs) > 1 and ctx.is_used(outs[1]):
-                raise NodeNotConvertible("the mask output of Dropout is not produced by GE's Dropout")
-            outs = outs[:1]
-        ctx.emit(ge_type, ctx.inputs(), outs)
+def _one_to_one(op_types: str | list[str], opsets: tuple[int, int], ge_type: str) -> None:
+    """Register the one-to-one conversion of ``op_types`` to ``ge_type`` at ``opsets`` (a :class:`Direct` one)."""
+    direct = Direct(ge_type)
+    converter(op_types, opsets, ge_types=[ge_type], direct=direct)(direct_converter(direct))
 
-    return convert
+
+@converter("Dropout", _ONE_TO_ONE["Dropout"][1:], ge_types=["Dropout"])
+def _dropout(ctx: OpContext) -> None:
+    outs = ctx.outputs()
+    if len(outs) > 1 and ctx.is_used(outs[1]):
+        raise NodeNotConvertible("the mask output of Dropout is not produced by GE's Dropout")
+    ctx.emit("Dropout", ctx.inputs(), outs[:1])
 
 
 for _op, (_ge, _lo, _hi) in _ONE_TO_ONE.items():
-    converter(_op, (_lo, _hi), ge_types=[_ge])(_one_to_one(_ge))
+    if _op != "Dropout":
+        _one_to_one(_op, (_lo, _hi), _ge)
 # GreaterOrEqual is registered for opset 8 and 12-18 only (9-11 are missing in GE).
-converter("GreaterOrEqual", (8, 8), ge_types=["GreaterEqual"])(_one_to_one("GreaterEqual"))
-converter("GreaterOrEqual", (12, 18), ge_types=["GreaterEqual"])(_one_to_one("GreaterEqual"))
+_one_to_one("GreaterOrEqual", (8, 8), "GreaterEqual")
+_one_to_one("GreaterOrEqual", (12, 18), "GreaterEqual")
 
 
 @converter("LeakyRelu", ge_types=["LeakyRelu"])

@@ -9,6 +9,7 @@ import numpy as np
 from gebench import ir
 
 from ._onnx_common import (
+    Direct,
     NodeNotConvertible,
     OpContext,
     bool_attr,
@@ -23,7 +24,12 @@ NCHW = ir.Format.FORMAT_NCHW
 NCDHW = ir.Format.FORMAT_NCDHW
 
 
-@converter("MatMul", ge_types=["BatchMatMulV2"])
+#: MatMul without attributes (as the ONNX schema has it): what :func:`_matmul` gives then, as data
+_MATMUL = Direct("BatchMatMulV2", (("adj_x1", False), ("adj_x2", False), ("enable_uncache", 0),
+                                   ("fixed_shift_value", 42)), inputs=2, output_formats={0: NCHW})
+
+
+@converter("MatMul", ge_types=["BatchMatMulV2"], direct=_MATMUL)
 def _matmul(ctx: OpContext) -> None:
     attrs = {
         "adj_x1": bool_attr(ctx.attr("transA", 0)),

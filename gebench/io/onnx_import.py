@@ -26,8 +26,10 @@ from gebench import ir, ops
 
 from . import _onnx_control, _onnx_elementwise, _onnx_nn, _onnx_shape  # noqa: F401  (register converters)
 from ._onnx_common import (
+    _NO_FORMATS,
     MAX_OPSET,
     MIN_OPSET,
+    ConverterEntry,
     Emitted,
     NodeNotConvertible,
     OnnxImportError,
@@ -684,6 +686,9 @@ class _Importer:
     def _convert(self, onnx_node: onnx.NodeProto, name: str) -> UnsupportedNode | None:
         domain = "" if onnx_node.domain in _DEFAULT_DOMAINS else onnx_node.domain
         entry, opset = self.shared.converter(domain, onnx_node.op_type)
+        if entry is not None and entry.direct is not None and self.streaming and not onnx_node.attribute \
+                and self._convert_direct(onnx_node, name, entry):
+            return None
         ctx = OpContext(self, onnx_node, name, opset)
         if entry is None:
             if onnx_node.op_type in self.shared.custom:
@@ -709,6 +714,32 @@ class _Importer:
         self._finish(ctx, expands=entry.expands)
         return None
 
+    def _convert_direct(self, onnx_node: onnx.NodeProto, name: str, entry: ConverterEntry) -> bool:
+        """:meth:`_convert` of an ONNX node without attributes whose converter states its conversion as
+        ``entry.direct`` (:class:`Direct`), while streaming: the node the converter would emit, made and finished
+        here without an :class:`OpContext`. False (nothing done) when the ONNX node has more inputs or outputs
+        than the GE op has anchors: the converter then reports it."""
+        direct = entry.direct
+        assert direct is not None
+        ins = [tensor or None for tensor in onnx_node.input]  # read as OpContext reads them
+        while ins and ins[-1] is None:
+            ins.pop()
+        if direct.inputs is not None:
+            del ins[direct.inputs:]
+        outs = [tensor or None for tensor in onnx_node.output]
+        tmpl = self.shared.template(direct.ge_type, None, None, len(ins), len(outs))
+        n_in, n_out = len(tmpl.in_names), len(tmpl.out_names)
+        if len(ins) > n_in or len(outs) > n_out:
+            return False
+        # the first (and only) node takes the ONNX node's name when it is free, as OpContext.emit names it
+        node = self.make_node(direct.ge_type, dict(direct.attrs), None, None, n_inputs=len(ins),
+                              n_outputs=len(outs), name=name if self.graph.find(name) is None else None)
+        ins.extend([None] * (n_in - len(ins)))
+        outs.extend([None] * (n_out - len(outs)))
+        self._finish_one(name, Emitted(node, ins, outs, direct.ge_type, _NO_FORMATS,
+                                       direct.output_formats or _NO_FORMATS), entry.expands)
+        return True
+
     def _convert_custom(self, ctx: OpContext) -> None:
         schema = ops.require_schema(ctx.op_type)
         attrs = {k: _coerce_attr(v, _attr_type(schema, k)) for k, v in ctx.attrs.items()}
@@ -725,7 +756,7 @@ class _Importer:
         if not emitted:
             raise RuntimeError(f"converter for {ctx.op_type} emitted no node for {ctx.name!r}")
         if len(emitted) == 1 and self.streaming:
-            self._finish_one(ctx, emitted[0], expands)
+            self._finish_one(ctx.name, emitted[0], expands)
             return
         if len(emitted) == 1:
             final = [ctx.name]
@@ -777,18 +808,19 @@ class _Importer:
         for em in emitted:
             self._fill_node(em.node, em)
 
-    def _finish_one(self, ctx: OpContext, em: Emitted, expands: bool) -> None:
-        """:meth:`_finish` of a converter that emitted one node, while streaming: the same steps in one pass."""
+    def _finish_one(self, onnx_name: str, em: Emitted, expands: bool) -> None:
+        """:meth:`_finish` of a converter that emitted one node for the ONNX node named ``onnx_name``, while
+        streaming: the same steps in one pass."""
         graph = self.graph
         producers = self.producers
         node = em.node
-        name = ctx.name
+        name = onnx_name
         if node._name != name:
             if graph.find(name) is not None:
                 name = graph.fresh_name(name)
             graph.rename(node, name)
         if expands:
-            node.attrs["_datadump_original_op_names"] = [ctx.name]
+            node.attrs["_datadump_original_op_names"] = [onnx_name]
         port = 0
         for tensor in em.outputs:
             if tensor is not None:
