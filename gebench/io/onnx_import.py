@@ -508,9 +508,13 @@ class _Importer:
             for k in tmpl.mutable_defaults:
                 full[k] = _fresh(full[k])
             full.update(attrs)
-        inputs = [_default_desc() for _ in tmpl.in_names]
-        for i in tmpl.optional_inputs:
-            inputs[i] = _placeholder_desc()
+        optional = tmpl.optional_inputs
+        if optional:  # an unfed optional input gets a placeholder desc, the others a default one
+            inputs = []
+            for i in range(len(tmpl.in_names)):
+                inputs.append(_placeholder_desc() if i in optional else _default_desc())
+        else:
+            inputs = [_default_desc() for _ in tmpl.in_names]
         # the template's anchor-name lists are shared by every node of this layout (never changed in place)
         return self.graph.add_node_trusted(op_type, name, full, inputs, [_default_desc() for _ in tmpl.out_names],
                                            tmpl.in_names, tmpl.out_names)
@@ -721,12 +725,16 @@ class _Importer:
         than the GE op has anchors: the converter then reports it."""
         direct = entry.direct
         assert direct is not None
-        ins = [tensor or None for tensor in onnx_node.input]  # read as OpContext reads them
-        while ins and ins[-1] is None:
-            ins.pop()
+        ins: list[str | None] = list(onnx_node.input)
+        if "" in ins:  # read as OpContext reads them: an empty name is an absent input, trailing ones dropped
+            ins = [tensor or None for tensor in ins]
+            while ins and ins[-1] is None:
+                ins.pop()
         if direct.inputs is not None:
             del ins[direct.inputs:]
-        outs = [tensor or None for tensor in onnx_node.output]
+        outs: list[str | None] = list(onnx_node.output)
+        if "" in outs:
+            outs = [tensor or None for tensor in outs]
         tmpl = self.shared.template(direct.ge_type, None, None, len(ins), len(outs))
         n_in, n_out = len(tmpl.in_names), len(tmpl.out_names)
         if len(ins) > n_in or len(outs) > n_out:
