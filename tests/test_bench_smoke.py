@@ -176,3 +176,16 @@ def test_bench_scale_models_count_what_the_rules_rewrite():
     onnx.checker.check_model(shared, full_check=True)
     assert sum(1 for n in shared.graph.node for i in n.input if i == "scale") == 40
     assert make.make(2, 8).SerializeToString() == make.make(2, 8).SerializeToString()
+
+
+def test_bench_rewrite_floor_makes_the_same_rewrites_on_every_side(capsys):
+    """compile(), the IR-primitives floor and onnxscript each rewrite every MatMul+Add site of a small model."""
+    bench = _load("bench_rewrite_floor")
+    assert bench.main(["--quick"]) == 0
+    text = capsys.readouterr().out
+    sites = int(re.search(r"(\d+) MatMul\+Add sites", text).group(1))
+    for side in ("compile\\(\\)", "IR floor", "onnxscript"):
+        m = re.search(rf"\| {side} \| (\d+) \| [\d.]+ \| [\d.]+ \|", text)
+        assert m is not None and int(m.group(1)) == sites, (side, text)
+    assert re.search(r"ratio compile\(\)/onnxscript = \d+\.\d\d; IR floor/onnxscript = \d+\.\d\d; "
+                     r"compile\(\)/IR floor = \d+\.\d\d", text), text

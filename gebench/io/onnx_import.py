@@ -340,24 +340,28 @@ class _FileParts(_Parts):
 
 class _NodeNames:
     """Names of ONNX nodes as GE's parser gives them: the node's own, or ``<op type>_<k>`` with the first ``k``
-    no node is named (counted per op type, in node order). Built from one pass over the names; then
-    :meth:`name` is asked for each node in order."""
+    no node is named (counted per op type, in node order). :meth:`name` is asked for each node in order; the
+    names of all nodes are read (one more pass over ``nodes()``) only when a node without a name comes."""
 
-    def __init__(self, nodes: Iterable[onnx.NodeProto]) -> None:
-        self._taken = {n.name for n in nodes if n.name}
+    def __init__(self, nodes: Callable[[], Iterable[onnx.NodeProto]]) -> None:
+        self._nodes = nodes
+        self._taken: set[str] | None = None
         self._counters: dict[str, int] = {}
 
     def name(self, node: onnx.NodeProto) -> str:
         name = node.name
         if name:
             return name
+        taken = self._taken
+        if taken is None:  # the first node without a name: no name was made before it
+            taken = self._taken = {n.name for n in self._nodes() if n.name}
         op_type = node.op_type
         k = self._counters.get(op_type, 0)
-        while f"{op_type}_{k}" in self._taken:
+        while f"{op_type}_{k}" in taken:
             k += 1
         self._counters[op_type] = k + 1
         name = f"{op_type}_{k}"
-        self._taken.add(name)
+        taken.add(name)
         return name
 
 
@@ -553,7 +557,7 @@ class _Importer:
             self._add_outer_data_nodes()
         self._add_initializers(initializers)
         del initializers, init_names
-        names = _NodeNames(parts.nodes())
+        names = _NodeNames(parts.nodes)
         failed = False
         advance = self.shared.progress.advance if self.parent is None and self.shared.progress.reporting else None
         for onnx_node in parts.nodes():
