@@ -26,7 +26,6 @@ from gebench import ir, ops
 
 from . import _onnx_control, _onnx_elementwise, _onnx_nn, _onnx_shape  # noqa: F401  (register converters)
 from ._onnx_common import (
-    _NO_FORMATS,
     MAX_OPSET,
     MIN_OPSET,
     ConverterEntry,
@@ -380,6 +379,23 @@ class _Template:
     mutable_defaults: tuple[str, ...] = ()
 
 
+def _node_attrs(tmpl: _Template, attrs: dict[str, Any]) -> dict[str, Any]:
+    """A new node's attrs: every optional IR attr of ``tmpl`` at its default (a private copy of a mutable one),
+    overlaid by ``attrs``."""
+    defaults = tmpl.defaults
+    if not defaults:
+        return dict(attrs)
+    if attrs and not defaults.keys().isdisjoint(attrs):
+        full = {k: _fresh(v) for k, v in defaults.items() if k not in attrs}  # overridden ones go last
+        full.update(attrs)
+        return full
+    full = defaults.copy()
+    for k in tmpl.mutable_defaults:
+        full[k] = _fresh(full[k])
+    full.update(attrs)
+    return full
+
+
 def _fresh(value: Any) -> Any:
     """A private copy of an attr default (lists and tensors are mutable; scalars are shared)."""
     if isinstance(value, list):
@@ -416,6 +432,14 @@ def _set_desc(dst: ir.TensorDesc, src: ir.TensorDesc) -> None:
         dst.attrs = {k: (list(v) if isinstance(v, list) else v) for k, v in src.attr_items()}
     elif dst.has_attrs:
         dst.attrs = {}
+
+
+def _desc_copy(src: ir.TensorDesc) -> ir.TensorDesc:
+    """A new desc equal to what :func:`_set_desc` makes of any desc from ``src``."""
+    desc = ir.trusted_desc(src.dtype, src.shape, src.format, src.origin_format, src.origin_shape, src.origin_dtype)
+    if src.has_attrs:
+        desc.attrs = {k: (list(v) if isinstance(v, list) else v) for k, v in src.attr_items()}
+    return desc
 
 
 def _set_plain(dst: ir.TensorDesc, dtype: ir.DataType, shape: tuple[int, ...]) -> None:
@@ -501,17 +525,7 @@ class _Importer:
             self._node_counter += 1
             name = f"\x00node#{self._node_counter}"
         tmpl = self.shared.template(op_type, dynamic_inputs, dynamic_outputs, n_inputs, n_outputs)
-        defaults = tmpl.defaults
-        if not defaults:
-            full = dict(attrs)
-        elif attrs and not defaults.keys().isdisjoint(attrs):
-            full = {k: _fresh(v) for k, v in defaults.items() if k not in attrs}  # overridden ones go last
-            full.update(attrs)
-        else:
-            full = defaults.copy()
-            for k in tmpl.mutable_defaults:
-                full[k] = _fresh(full[k])
-            full.update(attrs)
+        full = _node_attrs(tmpl, attrs)
         optional = tmpl.optional_inputs
         if optional:  # an unfed optional input gets a placeholder desc, the others a default one
             inputs = []
@@ -724,9 +738,12 @@ class _Importer:
 
     def _convert_direct(self, onnx_node: onnx.NodeProto, name: str, entry: ConverterEntry) -> bool:
         """:meth:`_convert` of an ONNX node without attributes whose converter states its conversion as
-        ``entry.direct`` (:class:`Direct`), while streaming: the node the converter would emit, made and finished
-        here without an :class:`OpContext`. False (nothing done) when the ONNX node has more inputs or outputs
-        than the GE op has anchors: the converter then reports it."""
+        ``entry.direct`` (:class:`Direct`), while streaming: the node the converter would emit and
+        :meth:`_finish_one` would finish (named, wired, its input descs those of its producers, its output descs
+        ONNX's inferred ones), made here in one step with its final descs. False (nothing done) when the converter
+        must run: the ONNX node has more inputs or outputs than the GE op has anchors (the converter reports it),
+        reads a tensor not produced yet (which ends streaming), or has an output ONNX inference left unknown
+        (gebench's inference then fills it)."""
         direct = entry.direct
         assert direct is not None
         ins: list[str | None] = list(onnx_node.input)
@@ -739,17 +756,55 @@ class _Importer:
         outs: list[str | None] = list(onnx_node.output)
         if "" in outs:
             outs = [tensor or None for tensor in outs]
-        tmpl = self.shared.template(direct.ge_type, None, None, len(ins), len(outs))
+        shared = self.shared
+        tmpl = shared.template(direct.ge_type, None, None, len(ins), len(outs))
         n_in, n_out = len(tmpl.in_names), len(tmpl.out_names)
         if len(ins) > n_in or len(outs) > n_out:
             return False
-        # the first (and only) node takes the ONNX node's name when it is free, as OpContext.emit names it
-        node = self.make_node(direct.ge_type, dict(direct.attrs), None, None, n_inputs=len(ins),
-                              n_outputs=len(outs), name=name if self.graph.find(name) is None else None)
-        ins.extend([None] * (n_in - len(ins)))
-        outs.extend([None] * (n_out - len(outs)))
-        self._finish_one(name, Emitted(node, ins, outs, direct.ge_type, _NO_FORMATS,
-                                       direct.output_formats or _NO_FORMATS), entry.expands)
+        producers = self.producers
+        sources: list[tuple[ir.Node, int] | None] = []
+        for tensor in ins:
+            src = None if tensor is None else producers.get(tensor)
+            if src is None and tensor is not None:
+                return False
+            sources.append(src)
+        info = self.info
+        out_descs = []
+        formats = direct.output_formats
+        for port in range(n_out):
+            entry_info = info.get(outs[port]) if port < len(outs) and outs[port] is not None else None
+            if entry_info is None or entry_info[1] is None or entry_info[0] == _DT_UNDEFINED:
+                return False
+            fmt = formats.get(port, _FORMAT_ND) if formats else _FORMAT_ND
+            out_descs.append(ir.trusted_desc(entry_info[0], entry_info[1], fmt, fmt, entry_info[1]))
+        in_descs = []
+        optional = tmpl.optional_inputs
+        for port in range(n_in):
+            src = sources[port] if port < len(sources) else None
+            if src is not None:
+                in_descs.append(_desc_copy(src[0].outputs[src[1]]))
+            else:
+                in_descs.append(_placeholder_desc() if port in optional else _default_desc())
+        graph = self.graph
+        if graph.find(name) is not None:
+            name_given = graph.fresh_name(name)
+        else:
+            name_given = name
+        attrs = _node_attrs(tmpl, dict(direct.attrs))
+        if entry.expands:
+            attrs["_datadump_original_op_names"] = [name]
+        node = graph.add_node_trusted(direct.ge_type, name_given, attrs, in_descs, out_descs, tmpl.in_names,
+                                      tmpl.out_names)
+        port = 0
+        for tensor in outs:
+            if tensor is not None:
+                producers[tensor] = (node, port)
+            port += 1
+        port = 0
+        for src in sources:
+            if src is not None:
+                graph.add_edge_trusted(src[0], src[1], node, port)
+            port += 1
         return True
 
     def _convert_custom(self, ctx: OpContext) -> None:
