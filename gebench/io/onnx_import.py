@@ -29,6 +29,7 @@ from ._onnx_common import (
     MAX_OPSET,
     MIN_OPSET,
     ConverterEntry,
+    Direct,
     Emitted,
     NodeNotConvertible,
     OnnxImportError,
@@ -236,6 +237,21 @@ class _Shared:
         self.custom = set(ops.custom_op_types())
         self._templates: dict[tuple, _Template] = {}
         self._converters: dict[tuple[str, str], tuple[Any, int]] = {}
+        self._direct: dict[tuple[int, int, int], _DirectLayout] = {}
+
+    def direct_layout(self, direct: Direct, n_inputs: int, n_outputs: int) -> _DirectLayout:
+        """How ``direct`` lays out a node fed by ``n_inputs`` ONNX inputs and producing ``n_outputs`` outputs,
+        worked out once per import."""
+        key = (id(direct), n_inputs, n_outputs)  # Directs are module constants: their ids stay theirs
+        layout = self._direct.get(key)
+        if layout is None:
+            tmpl = self.template(direct.ge_type, None, None, n_inputs, n_outputs)
+            attrs = _node_attrs(tmpl, dict(direct.attrs))
+            shared_attrs = None if any(_fresh(v) is not v for v in attrs.values()) else attrs
+            formats = tuple(direct.output_formats.get(port, _FORMAT_ND) for port in range(len(tmpl.out_names)))
+            layout = self._direct[key] = _DirectLayout(tmpl, len(tmpl.in_names), len(tmpl.out_names),
+                                                       frozenset(tmpl.optional_inputs), formats, shared_attrs)
+        return layout
 
     def template(self, op_type: str, dynamic_inputs: dict[str, int] | None, dynamic_outputs: dict[str, int] | None,
                  n_inputs: int, n_outputs: int) -> _Template:
@@ -377,6 +393,20 @@ class _Template:
     defaults: dict[str, Any]
     #: defaults whose values are mutable (each node gets a copy); the others are shared
     mutable_defaults: tuple[str, ...] = ()
+
+
+@dataclasses.dataclass(frozen=True)
+class _DirectLayout:
+    """A :class:`Direct` conversion for given ONNX input and output counts (see :meth:`_Shared.direct_layout`):
+    the template, its anchor counts, its optional inputs, the format of each output, and the node attrs when no
+    value is mutable (each node gets a copy of the dict), else None (each node gets :func:`_node_attrs`)."""
+
+    tmpl: _Template
+    n_in: int
+    n_out: int
+    optional: frozenset[int]
+    formats: tuple[ir.Format, ...]
+    attrs: dict[str, Any] | None
 
 
 def _node_attrs(tmpl: _Template, attrs: dict[str, Any]) -> dict[str, Any]:
@@ -756,45 +786,52 @@ class _Importer:
         outs: list[str | None] = list(onnx_node.output)
         if "" in outs:
             outs = [tensor or None for tensor in outs]
-        shared = self.shared
-        tmpl = shared.template(direct.ge_type, None, None, len(ins), len(outs))
-        n_in, n_out = len(tmpl.in_names), len(tmpl.out_names)
+        layout = self.shared.direct_layout(direct, len(ins), len(outs))
+        n_in, n_out = layout.n_in, layout.n_out
         if len(ins) > n_in or len(outs) > n_out:
             return False
         producers = self.producers
         sources: list[tuple[ir.Node, int] | None] = []
         for tensor in ins:
-            src = None if tensor is None else producers.get(tensor)
-            if src is None and tensor is not None:
+            if tensor is None:
+                sources.append(None)
+                continue
+            src = producers.get(tensor)
+            if src is None:
                 return False
             sources.append(src)
         info = self.info
         out_descs = []
-        formats = direct.output_formats
-        for port in range(n_out):
-            entry_info = info.get(outs[port]) if port < len(outs) and outs[port] is not None else None
-            if entry_info is None or entry_info[1] is None or entry_info[0] == _DT_UNDEFINED:
+        formats = layout.formats
+        port = 0
+        for tensor in outs:
+            known = None if tensor is None else info.get(tensor)
+            if known is None or known[1] is None or known[0] == _DT_UNDEFINED:
                 return False
-            fmt = formats.get(port, _FORMAT_ND) if formats else _FORMAT_ND
-            out_descs.append(ir.trusted_desc(entry_info[0], entry_info[1], fmt, fmt, entry_info[1]))
+            fmt = formats[port]
+            out_descs.append(ir.trusted_desc(known[0], known[1], fmt, fmt, known[1]))
+            port += 1
+        if port < n_out:
+            return False  # an output anchor no ONNX output names: gebench's inference fills it
         in_descs = []
-        optional = tmpl.optional_inputs
-        for port in range(n_in):
-            src = sources[port] if port < len(sources) else None
-            if src is not None:
-                in_descs.append(_desc_copy(src[0].outputs[src[1]]))
-            else:
-                in_descs.append(_placeholder_desc() if port in optional else _default_desc())
+        for src in sources:
+            in_descs.append(_default_desc() if src is None else _desc_copy(src[0].outputs[src[1]]))
+        optional = layout.optional
+        for port, src in enumerate(sources):
+            if src is None and port in optional:
+                in_descs[port] = _placeholder_desc()
+        for port in range(len(sources), n_in):
+            in_descs.append(_placeholder_desc() if port in optional else _default_desc())
+        attrs = _node_attrs(layout.tmpl, dict(direct.attrs)) if layout.attrs is None else layout.attrs.copy()
         graph = self.graph
         if graph.find(name) is not None:
             name_given = graph.fresh_name(name)
         else:
             name_given = name
-        attrs = _node_attrs(tmpl, dict(direct.attrs))
         if entry.expands:
             attrs["_datadump_original_op_names"] = [name]
-        node = graph.add_node_trusted(direct.ge_type, name_given, attrs, in_descs, out_descs, tmpl.in_names,
-                                      tmpl.out_names)
+        node = graph.add_node_trusted(direct.ge_type, name_given, attrs, in_descs, out_descs, layout.tmpl.in_names,
+                                      layout.tmpl.out_names)
         port = 0
         for tensor in outs:
             if tensor is not None:
