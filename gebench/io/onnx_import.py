@@ -459,16 +459,21 @@ def _set_desc(dst: ir.TensorDesc, src: ir.TensorDesc) -> None:
     dst.origin_shape = src.origin_shape
     dst.origin_dtype = src.origin_dtype
     if src.has_attrs:
-        dst.attrs = {k: (list(v) if isinstance(v, list) else v) for k, v in src.attr_items()}
+        dst.attrs = _anchor_attrs_copy(src)
     elif dst.has_attrs:
         dst.attrs = {}
+
+
+def _anchor_attrs_copy(src: ir.TensorDesc) -> dict[str, Any]:
+    """A copy of ``src``'s anchor attrs (list values copied too)."""
+    return {k: (list(v) if isinstance(v, list) else v) for k, v in src.attr_items()}
 
 
 def _desc_copy(src: ir.TensorDesc) -> ir.TensorDesc:
     """A new desc equal to what :func:`_set_desc` makes of any desc from ``src``."""
     desc = ir.trusted_desc(src.dtype, src.shape, src.format, src.origin_format, src.origin_shape, src.origin_dtype)
     if src.has_attrs:
-        desc.attrs = {k: (list(v) if isinstance(v, list) else v) for k, v in src.attr_items()}
+        desc.attrs = _anchor_attrs_copy(src)
     return desc
 
 
