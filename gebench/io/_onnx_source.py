@@ -572,9 +572,10 @@ class _GraphParts:
     init_count: int
     inits: list[_Initializer]  # where each initializer's raw data is (when asked for)
 
-    def pieces(self, buf: Any, spans: list[tuple[int, int]]) -> list[Any]:
-        """The bytes of ``spans`` of this graph's buffer ``buf`` (bytes, or a memoryview of them for views)."""
-        return [buf[a:b] for a, b in spans]
+
+def _pieces(buf: Any, spans: list[tuple[int, int]]) -> list[Any]:
+    """The parts of ``buf`` (bytes, or a memoryview of them for views) that ``spans`` delimit."""
+    return [buf[a:b] for a, b in spans]
 
 
 def _graph_parts(buf: bytes, start: int, end: int, initializers: bool) -> _GraphParts:
@@ -639,9 +640,9 @@ def _split_graph(model: bytes) -> tuple[bytes, list[bytes], list[bytes], bytes, 
     O(graph fields) Python steps, no decoding of nodes."""
     graph_tag, start, end, _ = _model_fields(model)
     parts = _graph_parts(model, start, end, False)
-    return (_without_graph_fields(model, graph_tag, end, parts.pieces(model, parts.other)),
-            parts.pieces(model, parts.node_chunks), parts.pieces(model, parts.init_chunks),
-            b"".join(parts.pieces(model, parts.infos)), (parts.node_count, parts.init_count))
+    return (_without_graph_fields(model, graph_tag, end, _pieces(model, parts.other)),
+            _pieces(model, parts.node_chunks), _pieces(model, parts.init_chunks),
+            b"".join(_pieces(model, parts.infos)), (parts.node_count, parts.init_count))
 
 
 def _split_appended(out: bytes, data: bytes, graph_start: int, graph_end: int,
@@ -659,8 +660,8 @@ def _split_appended(out: bytes, data: bytes, graph_start: int, graph_end: int,
     if end - start < size or not out.startswith(memoryview(data)[graph_start:graph_end], start):  # no copy
         return None
     view = memoryview(data)  # the chunks are views of the file's bytes, which the ModelFile keeps anyway
-    return (_without_graph_fields(out, graph_tag, end, parts.pieces(data, parts.other)),
-            parts.pieces(view, parts.node_chunks), parts.pieces(view, parts.init_chunks), out[start + size:end],
+    return (_without_graph_fields(out, graph_tag, end, _pieces(data, parts.other)),
+            _pieces(view, parts.node_chunks), _pieces(view, parts.init_chunks), out[start + size:end],
             (parts.node_count, parts.init_count))
 
 
