@@ -307,7 +307,7 @@ class ConverterEntry:
 
     ``expands`` marks GE plugins with a ParseOpToGraph step: their nodes get
     ``_datadump_original_op_names`` and, when there is more than one, PartitionedCall names. ``direct``: the
-    conversion ``fn`` does, stated as data (:class:`Direct`), for converters made by :func:`direct_converter`.
+    conversion ``fn`` does for an ONNX node without attributes, stated as data (:class:`Direct`), when it can be.
     """
 
     fn: Converter
