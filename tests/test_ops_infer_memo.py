@@ -173,6 +173,29 @@ def test_repeated_layers_run_each_rule_a_few_times_and_read_values_every_time(mo
     assert g.nodes_of_type("Transpose")[-1].outputs[0].shape == (8, 8)
 
 
+def test_an_activation_plus_a_weight_replays_without_reading_the_weight(monkeypatch):
+    # Add(x, bias): folding needs both values, so the rule stops at x's (unknown) and never reads the bias; the
+    # memo then keys on x alone and every layer replays the first one's run (reading the bias made each run
+    # opaque, so every Add ran its rule until the memo gave up)
+    monkeypatch.setattr(infer_module, "_Recording", _CountingRecording)
+    monkeypatch.setattr(_CountingRecording, "runs", [])
+    g = ir.Graph("bias")
+    x = _data(g, 0, [4, 8])
+    for i in range(40):
+        bias = _const(g, np.full((8,), float(i), np.float32), DataType.DT_FLOAT)
+        add = ops.make_node(g, "Add")
+        g.add_edge(x, 0, add, 0)
+        g.add_edge(bias, 0, add, 1)
+        x = add
+    plain = g.copy()
+    ops.infer_graph(g)
+    assert _CountingRecording.runs.count("Add") == 1
+    with _memo_off():
+        ops.infer_graph(plain)
+    assert first_difference(g, plain) is None
+    assert x.outputs[0].shape == (4, 8)
+
+
 def test_a_rule_the_user_registers_runs_for_every_node(monkeypatch):
     calls = []
 

@@ -278,7 +278,7 @@ class OwnGraph(PatternFusionPass):
 """
 
 
-def test_replacements_built_by_the_runtime_are_moved_and_pass_graphs_copied(tmp_path, monkeypatch):
+def test_replacements_made_for_the_runtime_are_recorded_and_pass_graphs_copied(tmp_path, monkeypatch):
     from ge.es.graph_builder import GraphBuilder
     from ge.es.nn import Relu
 
@@ -291,7 +291,14 @@ def test_replacements_built_by_the_runtime_are_moved_and_pass_graphs_copied(tmp_
         calls.append((args[2].name, kwargs.get("adopt")))
         return real(*args, **kwargs)
 
+    real_recorded = runtime.rewrite_recorded
+
+    def spy_recorded(*args, **kwargs):
+        calls.append((args[2].name, "recorded"))
+        return real_recorded(*args, **kwargs)
+
     monkeypatch.setattr(runtime, "rewrite", spy)
+    monkeypatch.setattr(runtime, "rewrite_recorded", spy_recorded)
     (tmp_path / "kept_store.py").write_text("KEPT = []\n")
     monkeypatch.syspath_prepend(str(tmp_path))
     monkeypatch.delitem(sys.modules, "kept_store", raising=False)
@@ -302,7 +309,9 @@ def test_replacements_built_by_the_runtime_are_moved_and_pass_graphs_copied(tmp_
     graph = b.build_and_reset([Relu(x)])
     run = gebench.compile(graph, passes=[str(path)], verify_rewrites=True)
     assert run.status == "SUCCESS", run.failure_reason
-    assert calls == [("ExpressionBuilt_replacement", True), ("own", False)]
+    # the expression-style replacement is recorded, not built (its nodes are made in the target); the graph
+    # pass code built and kept is copied
+    assert calls == [("ExpressionBuilt_replacement", "recorded"), ("own", False)]
     assert [n.op_type for n in run.ir_graph.nodes()] == ["Data", "Const", "Add", "NetOutput"]
     kept = sys.modules["kept_store"].KEPT
     assert [n.op_type for n in kept[0]._ir.nodes()] == ["Data", "Data", "Add", "NetOutput"]

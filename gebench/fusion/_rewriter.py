@@ -22,8 +22,9 @@ from gebench.ir import Graph, GraphError, Node, TensorDesc, copy_attrs
 
 from ._boundary import Boundary, boundary_subgraph, escaping_use
 from ._pattern import DATA_TYPE, NETOUTPUT_TYPE
+from ._recorded import RecordedReplacement
 
-__all__ = ["rewrite", "RewriteError", "RewriteReason", "RewriteResult", "ORIGIN_NAMES_ATTR", "PASS_NAME_ATTR",
+__all__ = ["rewrite", "rewrite_recorded", "RewriteError", "RewriteReason", "RewriteResult", "ORIGIN_NAMES_ATTR", "PASS_NAME_ATTR",
            "inherited_origin_names"]
 
 _log = logging.getLogger(__name__)
@@ -140,6 +141,48 @@ def rewrite(graph: Graph, boundary: Boundary, replacement: Graph, *, pass_name: 
     return _apply(graph, replacement, plan, pass_name, adopt, mark_pass_name)
 
 
+def rewrite_recorded(graph: Graph, boundary: Boundary, recorded: RecordedReplacement, *, pass_name: str,
+                     region: dict[int, Node], mark_limit: int | None = None) -> RewriteResult | None:
+    """:func:`rewrite` with ``adopt``, ``mark_pass_name`` and a known ``region`` (the runtime's call for a match),
+    for a replacement recorded instead of built (:mod:`._recorded`): its nodes are made in ``graph`` with the
+    names, attrs, anchors, ids and positions that adopting the built graph's nodes would give them.
+
+    Returns None, with ``graph`` untouched, when the record's input or output count differs from the boundary's:
+    the caller then builds the graph (``recorded.build()``) and calls :func:`rewrite`, which reports the mismatch
+    as it does for any graph. Cost: O(region + record + their edges).
+
+    Raises:
+        RewriteError: a boundary input without anchors, or runaway marks; the graph is unchanged.
+    """
+    if recorded.n_inputs != len(boundary.inputs) or len(recorded.outputs) != len(boundary.outputs):
+        return None
+    plan = _plan(graph, boundary, None, True, region, mark_limit, recorded)
+    origin_names = plan.origin_names
+    marks = [*plan.pass_names, pass_name]
+    created: list[Node] = []
+    added: list[int] = []
+    renamed: dict[str, str] = {}
+    try:
+        for op, name in zip(recorded.ops, plan.names, strict=True):
+            while graph.find(name) is not None:  # a node of the graph already has that name: take the next one
+                name = _new_name(op.name, plan.joined_origin)
+            attrs = op.attrs
+            attrs[ORIGIN_NAMES_ATTR] = list(origin_names)
+            attrs[PASS_NAME_ATTR] = list(marks)
+            node = graph.add_node_trusted(op.op_type, name, attrs, op.inputs, op.outputs, op.input_names,
+                                         op.output_names)
+            renamed[op.name] = name
+            node.provenance = pass_name
+            created.append(node)
+            added.append(node.id)
+        _place_and_link_body(graph, plan, created)
+    except GraphError as exc:  # cannot happen after _plan's checks; undo what was added
+        for node in reversed(created):
+            graph.remove_node(node)
+        raise RewriteError(RewriteReason.INTERNAL, f"making replacement {recorded.name!r} failed: {exc}") from exc
+    return _rewire(graph, plan, created, added, renamed, pass_name)
+
+
 @dataclasses.dataclass(slots=True)
 class _Plan:
     """A checked rewrite. Replacement nodes are referred to by their index in ``body`` (the replacement's
@@ -148,7 +191,7 @@ class _Plan:
     producers: list[tuple[Node, int]]
     region: dict[int, Node]
     removed: list[Node]
-    body: list[Node]
+    body: list[Any]  # replacement nodes, or RecordedOps for a recorded replacement
     in_edges: list[tuple[int, int, int]]  # (boundary input, body index, input port)
     body_edges: list[tuple[int, int, int, int]]  # (src body index, src port, dst body index, dst port)
     out_sources: list[tuple[int, int]]  # output k: (body index, port), or (-1 - boundary input, 0) for a Data
@@ -163,8 +206,11 @@ class _Plan:
     pass_names: list[str]  # the region's pass_name lists, concatenated in topological order
 
 
-def _plan(graph: Graph, boundary: Boundary, replacement: Graph, check_self_contained: bool,
-          known_region: dict[int, Node] | None, mark_limit: int | None = None) -> _Plan:
+def _plan(graph: Graph, boundary: Boundary, replacement: Graph | None, check_self_contained: bool,
+          known_region: dict[int, Node] | None, mark_limit: int | None = None,
+          recorded: RecordedReplacement | None = None) -> _Plan:
+    """The checked rewrite of ``boundary`` into ``replacement``, or into ``recorded`` when given (its layout is
+    then read from the record, whose counts the caller has checked against the boundary)."""
     if not boundary.outputs:
         raise RewriteError(RewriteReason.EMPTY_BOUNDARY, "the boundary has no outputs; add a SubgraphOutput for "
                            "every tensor the replaced region produces")
@@ -195,8 +241,14 @@ def _plan(graph: Graph, boundary: Boundary, replacement: Graph, check_self_conta
                                f"{inner.name!r} a boundary output or keep it out of the region", node=inner)
 
     # ---- replacement checks
-    body, in_edges, body_edges, out_sources, body_ctrl = _replacement_layout(
-        replacement, len(boundary.inputs), len(boundary.outputs))
+    if recorded is None:
+        assert replacement is not None
+        body, in_edges, body_edges, out_sources, body_ctrl = _replacement_layout(
+            replacement, len(boundary.inputs), len(boundary.outputs))
+        body_names = [rn._name for rn in body]
+    else:
+        body, in_edges, body_edges, out_sources, body_ctrl = recorded.layout()
+        body_names = [op.name for op in recorded.ops]
 
     # ---- what moves and what goes
     moves: list[tuple[int, Node, int, list[tuple[Node, int]]]] = []
@@ -257,8 +309,8 @@ def _plan(graph: Graph, boundary: Boundary, replacement: Graph, check_self_conta
                            node=in_order[-1] if in_order else None)
     joined = "_".join([n._name for n in in_order])
     names: list[str] = []
-    for rn in body:  # the counter makes them distinct; _apply skips any a graph node already has
-        names.append(_new_name(rn._name, joined))
+    for body_name in body_names:  # the counter makes them distinct; _apply skips any a graph node already has
+        names.append(_new_name(body_name, joined))
 
     plan = _Plan(producers, region, removed, body, in_edges, body_edges, out_sources, moves,
                  list(ctrl_preds.values()), list(ctrl_succs.values()), names, body_ctrl, origin_names, joined,
@@ -579,7 +631,6 @@ def _apply(graph: Graph, replacement: Graph, plan: _Plan, pass_name: str, adopt:
            mark_pass_name: bool = False) -> RewriteResult:
     origin_names = plan.origin_names
     marks = [*plan.pass_names, pass_name] if mark_pass_name else None
-    link = graph.add_edge_trusted
     created: list[Node] = []
     added: list[int] = []
     renamed: dict[str, str] = {}
@@ -612,29 +663,44 @@ def _apply(graph: Graph, replacement: Graph, plan: _Plan, pass_name: str, adopt:
             added.append(node.id)
         if adopt:
             replacement.clear()  # its nodes now belong to ``graph``
-        if created:
-            after = [p for p, _ in plan.producers]
-            after.extend(plan.ctrl_preds)
-            before = []
-            for _k, _n, _p, cs in plan.moves:
-                for c, _ in cs:
-                    before.append(c)
-            before.extend(plan.ctrl_succs)
-            graph.place_between(created, after, before)
-        # _plan checked the replacement's ports and edges, and the new nodes' inputs are unfed
-        producers = plan.producers
-        for i, j, dp in plan.in_edges:
-            p, pport = producers[i]
-            link(p, pport, created[j], dp)
-        for sj, sp, dj, dp in plan.body_edges:
-            link(created[sj], sp, created[dj], dp)
-        for sj, dj in plan.body_ctrl:
-            graph.add_control_edge(created[sj], created[dj])
+        _place_and_link_body(graph, plan, created)
     except GraphError as exc:  # cannot happen after _plan's checks; undo what was added
         for node in reversed(created):
             graph.remove_node(node)
         raise RewriteError(RewriteReason.INTERNAL, f"copying replacement {replacement.name!r} failed: {exc}") from exc
+    return _rewire(graph, plan, created, added, renamed, pass_name)
 
+
+def _place_and_link_body(graph: Graph, plan: _Plan, created: list[Node]) -> None:
+    """Place the new body nodes between the boundary producers and the outside consumers, and link their inputs
+    (from the producers and from each other)."""
+    link = graph.add_edge_trusted
+    if created:
+        after = [p for p, _ in plan.producers]
+        after.extend(plan.ctrl_preds)
+        before = []
+        for _k, _n, _p, cs in plan.moves:
+            for c, _ in cs:
+                before.append(c)
+        before.extend(plan.ctrl_succs)
+        graph.place_between(created, after, before)
+    # _plan checked the replacement's ports and edges, and the new nodes' inputs are unfed
+    producers = plan.producers
+    for i, j, dp in plan.in_edges:
+        p, pport = producers[i]
+        link(p, pport, created[j], dp)
+    for sj, sp, dj, dp in plan.body_edges:
+        link(created[sj], sp, created[dj], dp)
+    for sj, dj in plan.body_ctrl:
+        graph.add_control_edge(created[sj], created[dj])
+
+
+def _rewire(graph: Graph, plan: _Plan, created: list[Node], added: list[int], renamed: dict[str, str],
+            pass_name: str) -> RewriteResult:
+    """Move the outside consumers of the boundary outputs onto the replacement, remove the old nodes and carry
+    their control edges over; the body is already in place."""
+    link = graph.add_edge_trusted
+    producers = plan.producers
     removed_set = plan.removed_ids
     for _k, node, port, consumers in plan.moves:
         if node.id in removed_set:

@@ -27,7 +27,8 @@ from gebench import ir
 from gebench.fusion import _guard
 from gebench.fusion._boundary import decompose_boundary
 from gebench.fusion._cycle import would_create_cycle
-from gebench.fusion._rewriter import RewriteError, RewriteReason, rewrite
+from gebench.fusion._recorded import RecordedReplacement
+from gebench.fusion._rewriter import RewriteError, RewriteReason, rewrite, rewrite_recorded
 from gebench.fusion.dtype_lint import check_match as check_dtypes
 from gebench.fusion.dtype_lint import stated_dtypes
 from gebench.fusion.plugins import session as _session
@@ -208,6 +209,9 @@ class _Session:
         self.infer_shape_graphs: list[Any] = []
         self.expression_inputs: int | None = None
         self.owned_replacement: Any = None
+        #: the pass instance whose replacement the runtime is about to call, for itself alone: that pass's
+        #: expression-style replacement may then return a RecordedReplacement instead of a Graph (it clears this)
+        self.record_replacement: Any = None
         self.rewrites = 0
         self.hook: Any = None  # the hook being called (set by _call_hook)
 
@@ -1106,27 +1110,41 @@ def _handle_match(state: _RunState, rec: _Recorder, instance: Any, match: Any, g
     session.owned_replacement = None
     session.infer_shape_graphs = []
     mr = MatchResult._create(match, graph)
-    replacement = _call_replacement(rec, instance, mr, context, session, nodes, captures, verdict)
-    replacement_ir = replacement._ir
-    _post_replacement_lints(rec, session, boundary, replacement_ir, nodes)
+    session.record_replacement = instance
+    try:
+        replacement = _call_replacement(rec, instance, mr, context, session, nodes, captures, verdict)
+    finally:
+        session.record_replacement = None
+    recorded = replacement if type(replacement) is RecordedReplacement else None
+    replacement_ir = None if recorded is not None else replacement._ir
+    name = recorded.name if recorded is not None else replacement_ir.name
+    _post_replacement_lints(rec, session, boundary, name, replacement_ir, nodes)
     region = _capture_region(state, graph, [n.id for n in nodes], boundary)
     try:
         # pattern hooks see nodes, never the graph, so the match's region, its self-containment and the fuse-cycle
         # check above still hold
-        result = rewrite(graph, boundary, replacement_ir, pass_name=rec.desc.pass_name,
-                         adopt=session.owned_replacement is replacement, region=match.region, mark_pass_name=True,
-                         mark_limit=rec.loop_limit)
+        result = None
+        if recorded is not None:
+            result = rewrite_recorded(graph, boundary, recorded, pass_name=rec.desc.pass_name, region=match.region,
+                                      mark_limit=rec.loop_limit)
+            if result is None:  # the record does not fit the boundary: the built graph's rewrite reports why
+                replacement = recorded.build()
+                replacement_ir = replacement._ir
+        if result is None:
+            result = rewrite(graph, boundary, replacement_ir, pass_name=rec.desc.pass_name,
+                             adopt=recorded is not None or session.owned_replacement is replacement,
+                             region=match.region, mark_pass_name=True, mark_limit=rec.loop_limit)
     except RewriteError as exc:
         reason = f"pass {rec.desc.pass_name}: rewrite of pattern {match.pattern.name!r} failed: {exc}"
         if exc.reason_code == RewriteReason.MARKS_RUNAWAY:
             rec.lint("match_loop_does_not_terminate", reason, source=rec.pattern_source)
         rec.add("REPLACEMENT_FAILED", reason, nodes=nodes, captures=captures, meet_result=_jsonable(verdict),
-                detail={"reason_code": getattr(exc, "reason_code", ""), "replacement": replacement_ir.name})
+                detail={"reason_code": getattr(exc, "reason_code", ""), "replacement": name})
         raise PassFailure(reason) from None
     finally:
-        replacement._invalidate()
+        if replacement is not recorded:
+            replacement._invalidate()
     state.rewrites_done += 1
-    name = replacement_ir.name
     reason = sys.intern(f"replaced by {name!r}")  # the records of a pass share one string
     record = rec.add("REPLACED", reason, nodes=nodes, captures=captures, meet_result=_jsonable(verdict),
                      removed=result.removed, added=result.added, detail={"replacement": name})
@@ -1168,6 +1186,8 @@ def _call_replacement(rec: _Recorder, instance: Any, value: Any, context: Any, s
     finally:
         if hasattr(value, "_expire"):
             value._expire()
+    if type(result) is RecordedReplacement:
+        return result  # what the expression-style wrapper recorded instead of building (session.record_replacement)
     if not isinstance(result, Graph) or getattr(result, "_ir", None) is None or result._handle is None:
         reason = (f"pass {rec.desc.pass_name}: replacement must return ge.graph.Graph, got "
                   f"{type(result).__name__}" + (" (an already consumed Graph)" if isinstance(result, Graph) else ""))
@@ -1177,8 +1197,10 @@ def _call_replacement(rec: _Recorder, instance: Any, value: Any, context: Any, s
     return result
 
 
-def _post_replacement_lints(rec: _Recorder, session: _Session, boundary: Any, replacement_ir: ir.Graph,
-                            nodes: list[Any]) -> None:
+def _post_replacement_lints(rec: _Recorder, session: _Session, boundary: Any, name: str,
+                            replacement_ir: ir.Graph | None, nodes: list[Any]) -> None:
+    """Lints on what a replacement returned: ``name`` is its graph's name, ``replacement_ir`` the graph (None for
+    a recorded replacement, which no pass code could have inferred)."""
     if session.expression_inputs is not None and session.expression_inputs < len(boundary.inputs):
         source = _hook_source(rec.desc.cls, "replacement")
         rec.lint("replacement_inputs_short",
@@ -1191,7 +1213,7 @@ def _post_replacement_lints(rec: _Recorder, session: _Session, boundary: Any, re
     if stage in _INFERRED_STAGES and not any(g is replacement_ir for g in session.infer_shape_graphs):
         source = _hook_source(rec.desc.cls, "replacement")
         rec.lint("missing_infer_shape",
-                 f"replacement {replacement_ir.name!r} in stage {stage} never called infer_shape(); its nodes keep "
+                 f"replacement {name!r} in stage {stage} never called infer_shape(); its nodes keep "
                  "default tensor descs after shape inference has already run", source=source, nodes=nodes)
 
 
@@ -1281,7 +1303,7 @@ def _run_decompose_pass(state: _RunState, rec: _Recorder, instance: Any, graph: 
         session.infer_shape_graphs = []
         replacement = _call_replacement(rec, instance, wrap_node(node), context, session, [node], [], verdict)
         replacement_ir = replacement._ir
-        _post_replacement_lints(rec, session, boundary, replacement_ir, [node])
+        _post_replacement_lints(rec, session, boundary, replacement_ir.name, replacement_ir, [node])
         before = [(node.id, node.name)]
         region = _capture_region(state, graph, [node.id], boundary)
         try:

@@ -37,8 +37,11 @@ def _numeric(v: np.ndarray | None) -> bool:
 
 
 def _fold_binary(ctx: InferContext, fn: Callable[[np.ndarray, np.ndarray], np.ndarray]) -> None:
-    a, b = ctx.small_value("x1"), ctx.small_value("x2")
-    if not (_numeric(a) and _numeric(b)):
+    a = ctx.small_value("x1")
+    if not _numeric(a):
+        return  # x2 is not read: a rule memo then keys on x1 alone (an activation plus a weight replays)
+    b = ctx.small_value("x2")
+    if not _numeric(b):
         return
     try:
         with np.errstate(all="raise"):

@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from gebench.ir import Graph, Node
+from gebench.ir import Graph, Node, TensorDesc
 from gebench.ir._tensor import _default_desc, _placeholder_desc
 
 from ._catalogue import is_builtin_schema, require_schema
@@ -125,6 +125,20 @@ def _make_node_fed(graph: Graph, op_type: str, name: str | None, attrs: dict[str
         UnknownOpError: unknown ``op_type``. ValueError: ``feeds`` does not have one entry per input anchor, or a
         dynamic count is bad. GraphError: ``name`` is taken.
     """
+    in_descs, out_descs, in_names, out_names = fed_anchors(op_type, feeds, dynamic_inputs)
+    return graph.add_node_trusted(op_type, name, attrs if attrs is not None else {}, in_descs, out_descs,
+                                 in_names, out_names)
+
+
+def fed_anchors(op_type: str, feeds: list[Any], dynamic_inputs: Mapping[str, int] | None = None
+                ) -> tuple[list[TensorDesc], list[TensorDesc], list[str], list[str]]:
+    """The anchors :func:`_make_node_fed` gives a node of ``op_type``: (input descs, output descs, input names,
+    output names); input ``i`` takes ``feeds[i]`` as it is, or the default/placeholder desc when it is None. The
+    name lists are shared (never change them in place). O(anchors).
+
+    Raises:
+        UnknownOpError: unknown ``op_type``. ValueError: ``feeds`` does not have one entry per input anchor.
+    """
     _, in_names, optional, out_names = _layout(op_type, dynamic_inputs, None)
     if len(feeds) != len(optional):
         raise ValueError(f"op {op_type!r} has {len(optional)} input anchors, got {len(feeds)} feeds")
@@ -134,8 +148,7 @@ def _make_node_fed(graph: Graph, op_type: str, name: str | None, attrs: dict[str
     out_descs = []
     for _ in out_names:
         out_descs.append(_default_desc())
-    return graph.add_node_trusted(op_type, name, attrs if attrs is not None else {}, in_descs, out_descs,
-                                 in_names, out_names)
+    return in_descs, out_descs, in_names, out_names
 
 
 def with_defaults(schema: OpSchema, attrs: Mapping[str, Any] | None = None) -> dict[str, Any]:

@@ -349,6 +349,9 @@ def _call_simple(plan: _Plan, inputs: tuple[Any, ...], attrs: tuple[Any, ...]) -
     values = []
     for v in inputs:
         values.append(builder.create_scalar_float(v) if type(v) is float else v)
+    if builder._recordable() and plan.op_type != "input":
+        # recorded (an op type "input" could take an input's name, which only the eager path checks)
+        return builder._record_op(plan.schema, values, attr_values)
     return TensorHolder._create(builder, builder._add_op_node(plan.schema, values, attr_values, {}, {}), 0)
 
 

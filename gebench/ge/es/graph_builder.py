@@ -13,12 +13,13 @@ from typing import Any, NoReturn
 import numpy as np
 
 from gebench import ir, ops
+from gebench.fusion._recorded import RecordedOp, RecordedReplacement, make_recorded_op
 from gebench.ge.graph import Graph
 from gebench.ge.graph._attr import _AttrValue, to_float32
 from gebench.ge.graph.tensor_desc import _got, check_dims
 from gebench.ge.graph.types import DataType, Format
 from gebench.ir import trusted_desc
-from gebench.ops._make import _layout, _make_node_fed
+from gebench.ops._make import _layout, _make_node_fed, fed_anchors
 
 from .tensor_holder import TensorHolder
 
@@ -169,6 +170,39 @@ def _has_dynamic_inputs(schema: ops.OpSchema) -> bool:
     return cached[1]
 
 
+class _Recording:
+    """What a recording builder was asked for: the record's ops, and per recorded tensor the call that makes it
+    (``("data", index)``, ``("const", float32 value)`` or ``("op", schema, inputs, attrs)``) with its holder."""
+
+    __slots__ = ("ops", "replay")
+
+    def __init__(self) -> None:
+        self.ops: list[RecordedOp] = []
+        self.replay: list[tuple[tuple[Any, ...], TensorHolder]] = []
+
+
+class _Pending:
+    """The ``_ir_node`` of a TensorHolder whose node is recorded, not yet made: ``ref`` is its op index in the
+    record (``-1 - index`` for input ``index``). Reading anything else from it makes the builder's nodes first
+    (:meth:`GraphBuilder._materialize`) and reads it from the node, so code that takes a holder's node without
+    asking the builder still sees the node building eagerly would have given it."""
+
+    __slots__ = ("builder", "ref", "node")
+
+    builder: GraphBuilder
+    ref: int
+    node: ir.Node | None  # the node once made
+
+    def __getattr__(self, name: str) -> Any:
+        if self.node is None:
+            self.builder._materialize()
+            if self.node is None:
+                raise RuntimeError(f"GraphBuilder {self.builder.name!r} was consumed by a rewrite: its tensors "
+                                   "can no longer be read (keep no TensorHolder from one replacement to the next)")
+        return getattr(self.node, name)
+
+
+_new_pending = object.__new__  # _Pending has no __init__: the recorder sets its three slots
 _DT_FLOAT = DataType.DT_FLOAT
 _FORMAT_ND = Format.FORMAT_ND
 # anchor-name lists shared by the nodes a builder makes (IR nodes never change them in place)
@@ -228,13 +262,116 @@ class GraphBuilder:
         self._inputs: dict[int, ir.Node] = {}
         self._outputs: dict[int, tuple[ir.Node, int]] = {}
         self._built = False
+        self._record: _Recording | None = None  # set while recording (see _start_recording)
 
     @property
     def name(self) -> str:
         return self._name
 
+    # ------------------------------------------------------------------ recording
+    def _start_recording(self) -> None:
+        """Record the inputs, scalar float Consts and simple op nodes asked for, instead of making them, until
+        anything else is asked of this builder or of its tensors: that builds the recorded nodes first, in order,
+        exactly as they would have been made (:meth:`_materialize`). The runtime uses this for expression-style
+        replacements; :meth:`_take_record` hands the record over."""
+        self._record = _Recording()
+
+    def _recordable(self) -> bool:
+        """Recording, not built, and no attr or control-dependency scope open (those change the nodes made)."""
+        return self._record is not None and not self._built and (
+            not _OPEN_SCOPES[0] or not (_SCOPES.attrs or _SCOPES.deps))
+
+    def _record_holder(self, record: _Recording, ref: int, replay: tuple[Any, ...]) -> TensorHolder:
+        pending = _new_pending(_Pending)
+        pending.builder = self
+        pending.ref = ref
+        pending.node = None
+        th = TensorHolder._create(self, pending, 0)  # type: ignore[arg-type]
+        record.replay.append((replay, th))
+        return th
+
+    def _record_op(self, schema: ops.OpSchema, inputs: list[Any], attrs: dict[str, Any]) -> TensorHolder:
+        """Record the node ``_add_op_node`` would make for a schema without dynamic anchors, fed by ``inputs``
+        (recorded TensorHolders of this builder, or None); its anchors are computed as that node's would be."""
+        record = self._record
+        assert record is not None
+        op_type = schema.op_type
+        sources: list[tuple[int, int] | None] = []
+        feeds: list[ir.TensorDesc | None] = []
+        for value in inputs:
+            if value is None:
+                sources.append(None)
+                feeds.append(None)
+                continue
+            ref = value._ir_node.ref
+            port = value._output_index
+            sources.append((ref, port))
+            # the producer's desc without its per-anchor attrs, as _add_op_node copies it
+            feeds.append(record.ops[ref].outputs[port]._without_attrs() if ref >= 0 else
+                         trusted_desc(_DT_FLOAT, (), _FORMAT_ND, _FORMAT_ND, ()))
+        in_descs, out_descs, in_names, out_names = fed_anchors(op_type, feeds)
+        name = f"{op_type}_{self._counter}"
+        self._counter += 1
+        ops_ = record.ops
+        ops_.append(make_recorded_op((op_type, name, attrs, in_descs, out_descs, in_names, out_names, sources)))
+        # the replay shares ``inputs`` and ``attrs`` with the record: a rewrite that takes the record first
+        # leaves the builder built, so nothing is replayed after it
+        return self._record_holder(record, len(ops_) - 1, ("op", schema, inputs, attrs))
+
+    def _materialize(self) -> None:
+        """Make the recorded nodes, in the order they were asked for, with the builder's own methods, and point
+        every recorded TensorHolder at its node; recording stops. The graph, names and counter are then what
+        building eagerly would have given."""
+        record = self._record
+        if record is None:
+            return
+        self._record = None
+        self._counter = 0
+        self._inputs = {}
+        for (kind, *args), th in record.replay:
+            if kind == "data":
+                made = self._create_default_input(args[0])
+            elif kind == "const":
+                made = self._const(DataType.DT_FLOAT, [args[0]], [])
+            else:
+                schema, inputs, attrs = args
+                made = TensorHolder._create(self, self._add_op_node(schema, inputs, attrs, {}, {}), 0)
+            th._ir_node.node = made._ir_node
+            th._ir_node = made._ir_node
+
+    def _take_record(self, result: Any, n_inputs: int) -> RecordedReplacement | None:
+        """The record, when ``result`` (what the replacement returned) is a recorded TensorHolder of this builder
+        or a non-empty list/tuple of them and nothing ended the recording; the builder is then built, as
+        ``build_and_reset(list(result))`` would leave it. None otherwise (nothing changes)."""
+        record = self._record
+        if record is None or self._built:
+            return None
+        outputs = [result] if type(result) is TensorHolder else result
+        if type(outputs) not in (list, tuple) or not outputs:
+            return None
+        refs: list[tuple[int, int]] = []
+        for th in outputs:
+            if type(th) is not TensorHolder or th._builder is not self or type(th._ir_node) is not _Pending:
+                return None
+            refs.append((th._ir_node.ref, th._output_index))
+        holders = list(outputs)
+
+        def build() -> Graph:
+            self._built = False
+            self._record = record
+            self._materialize()
+            return self.build_and_reset(holders)
+
+        # the builder lets go of the record (its holders point back at the builder): once the rewrite drops the
+        # RecordedReplacement, reference counting frees all of it, with no cycle left for the collector
+        self._record = None
+        self._built = True
+        return RecordedReplacement(self._name, n_inputs, record.ops, refs, build)
+
     # ------------------------------------------------------------------ internals
     def _check_live(self, op: str) -> None:
+        if self._record is not None and not self._built:
+            self._materialize()
         if self._built:
             raise RuntimeError(f"Cannot {op}: GraphBuilder has already been built. Create a new GraphBuilder to build "
                                f"another graph. (Graph {self._name!r} was returned by build_and_reset.)")
@@ -278,6 +415,8 @@ class GraphBuilder:
     def _add_op_node(self, schema: ops.OpSchema, inputs: list[Any], attrs: dict[str, Any],
                      dynamic_outputs: dict[str, int], subgraphs: dict[str, Graph]) -> ir.Node:
         """Create a node of ``schema`` fed by ``inputs`` (one entry per IR input: TH, None or list of TH)."""
+        if self._record is not None:
+            self._materialize()
         if self._built:
             self._check_live(f"create a {schema.op_type} node")
         dyn_in = {d.name: len(v) for d, v in zip(schema.inputs, inputs, strict=True) if d.kind == "dynamic"} \
@@ -408,6 +547,10 @@ class GraphBuilder:
         """
         if self._built or index in self._inputs:
             return self.create_input(index)  # the checked path raises GE's error
+        record = self._record
+        if record is not None and (not _OPEN_SCOPES[0] or not (_SCOPES.attrs or _SCOPES.deps)):  # _recordable
+            self._inputs[index] = None  # type: ignore[assignment]  # made by _materialize when needed
+            return self._record_holder(record, -1 - index, ("data", index))
         try:
             node = self._graph.add_node_trusted("Data", f"input_{index}", {"index": index},
                                                 [trusted_desc(_DT_FLOAT, (), _FORMAT_ND, _FORMAT_ND, ())],
@@ -515,10 +658,24 @@ class GraphBuilder:
 
     def create_scalar_float(self, value: float) -> TensorHolder:
         """A DT_FLOAT scalar Const; ints are accepted. Raises TypeError for anything else."""
+        if isinstance(value, (int, float)) and self._recordable():
+            return self._record_scalar_float(_float32_of(value))
         self._check_live("create_scalar_float")
         if not isinstance(value, (int, float)):
             raise TypeError("Value must be a number" + _got(value))
         return self._const(DataType.DT_FLOAT, [_float32_of(value)], [])
+
+    def _record_scalar_float(self, value: float) -> TensorHolder:
+        """Record the Const ``_const(DT_FLOAT, [value], [])`` would make."""
+        record = self._record
+        assert record is not None
+        _, in_names, _, out_names = _layout("Const", None, None)
+        name = f"Const_{self._counter}"
+        self._counter += 1
+        ops_ = record.ops
+        ops_.append(make_recorded_op(("Const", name, {"value": _scalar_value(_DT_FLOAT, value)}, ir.NO_INPUTS,
+                                      [_scalar_desc(_DT_FLOAT)], in_names, out_names, [])))
+        return self._record_holder(record, len(ops_) - 1, ("const", value))
 
     # ------------------------------------------------------------------ outputs and attrs
     def set_graph_output(self, tensor: TensorHolder, output_index: int) -> None:
@@ -699,5 +856,7 @@ class GraphBuilder:
         raise RuntimeError("GraphBuilder does not support deepcopy")
 
     def __repr__(self) -> str:
+        if self._record is not None and not self._built:
+            self._materialize()
         state = "built" if self._built else f"{len(self._graph)} nodes"
         return f"<GraphBuilder {self._name!r}: {state}>"

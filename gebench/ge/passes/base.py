@@ -169,10 +169,21 @@ def _adapt_expression_replacement(cls_name: str, fn: Any, pos: list[inspect.Para
         GraphBuilder = _facade_types()[1]  # noqa: N806 - a class
 
         builder = GraphBuilder(builder_name)
+        session = _session.current()
+        # the runtime asks for a record when it calls this pass's hook itself and gives the result to nobody else;
+        # a call made from pass code (the request is cleared here) gets a Graph, as always
+        recording = session is not None and getattr(session, "record_replacement", None) is self
+        if recording:
+            session.record_replacement = None
+            builder._start_recording()
         inputs = PatternInputs(builder)
         result = call(self, inputs, match_result, context)
+        if recording:
+            recorded = builder._take_record(result, inputs.count())
+            if recorded is not None:
+                session.note_expression_inputs(inputs.count(), None)
+                return recorded
         graph = _expression_result_to_graph(cls_name, result, builder)
-        session = _session.current()
         if session is not None and hasattr(session, "note_expression_inputs"):
             # a graph built here was never handed to pass code: the runtime may move its nodes into the target
             session.note_expression_inputs(inputs.count(), None if graph is result else graph)
