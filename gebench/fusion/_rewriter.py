@@ -3,7 +3,8 @@
 Order of work: resolve the boundary and derive the replaced region (backward BFS from the outputs, stopping at
 the input producers); check self-containment and the replacement's IO counts; decide which old nodes go (those
 left without data consumers); prove on the graph-as-it-will-be that no cycle appears; only then copy the
-replacement in (or move its nodes, when the caller discards it), place it topologically, re-wire and remove.
+replacement in (or move its nodes, when the caller discards it; or make the nodes of a replacement recorded
+instead of built, :func:`rewrite_recorded`), place it topologically, re-wire and remove.
 A failed check raises :class:`RewriteError` and leaves the graph exactly as it was. A caller that already has
 the region from the matcher, with its self-containment and fuse-cycle checks done, passes it in and those
 steps are skipped.
@@ -24,8 +25,8 @@ from ._boundary import Boundary, boundary_subgraph, escaping_use
 from ._pattern import DATA_TYPE, NETOUTPUT_TYPE
 from ._recorded import RecordedReplacement
 
-__all__ = ["rewrite", "rewrite_recorded", "RewriteError", "RewriteReason", "RewriteResult", "ORIGIN_NAMES_ATTR", "PASS_NAME_ATTR",
-           "inherited_origin_names"]
+__all__ = ["rewrite", "rewrite_recorded", "RewriteError", "RewriteReason", "RewriteResult", "ORIGIN_NAMES_ATTR",
+           "PASS_NAME_ATTR", "inherited_origin_names"]
 
 _log = logging.getLogger(__name__)
 
