@@ -102,6 +102,10 @@ BODIES = {
         with attr_scope({"_scoped": "yes"}):
             return Abs(Neg(inputs[0]))
 """,
+    "one-input ops": RELU_PATTERN + """
+    def replacement(self, inputs):
+        return Abs(Neg(inputs[0]))
+""",
     "int and float operands": RELU_PATTERN + """
     def replacement(self, inputs):
         return Abs(inputs[0]) * 2.0 + 1
@@ -186,7 +190,8 @@ def test_the_cases_rewrite_what_they_say(monkeypatch, tmp_path):
     assert "DATA_COUNT_MISMATCH" in outcome["failure"]
 
 
-def staged_nodes_made(monkeypatch: pytest.MonkeyPatch, path: Path, sites: int, *, recording: bool) -> int:
+def staged_nodes_made(monkeypatch: pytest.MonkeyPatch, path: Path, sites: int, made_type: str, *,
+                      recording: bool) -> int:
     """Nodes added to builder graphs (``ir.StagedGraph``) while compiling ``model(sites)``."""
     made = Counter()
     register = ir.StagedGraph._register
@@ -202,18 +207,22 @@ def staged_nodes_made(monkeypatch: pytest.MonkeyPatch, path: Path, sites: int, *
             patch.setattr(GraphBuilder, "_start_recording", lambda self: None)
         run = gebench.compile(graph, passes=[str(path)])
     assert run.status == "SUCCESS", run.failure_reason
-    assert sum(1 for _ in run.ir_graph.nodes_of_type("GEMM")) == sites
+    assert sum(1 for _ in run.ir_graph.nodes_of_type(made_type)) == sites
     return made["nodes"]
 
 
-def test_a_recorded_replacement_makes_no_throwaway_nodes(monkeypatch, tmp_path):
-    # per match, building made the replacement graph: three Data, two Consts, the GEMM and a NetOutput; recorded,
-    # only the pattern's own graph is built (once per run, whatever the number of matches)
-    path = pass_file(tmp_path, BODIES["scalar consts"])
-    assert staged_nodes_made(monkeypatch, path, 1, recording=True) == \
-        staged_nodes_made(monkeypatch, path, 10, recording=True)
-    assert staged_nodes_made(monkeypatch, path, 10, recording=False) - \
-        staged_nodes_made(monkeypatch, path, 1, recording=False) == 9 * 7
+@pytest.mark.parametrize(("case", "made_type", "built_per_match"), [
+    ("scalar consts", "GEMM", 7),  # three Data, two Consts, the GEMM and a NetOutput
+    ("one-input ops", "Abs", 4),  # a Data, the Neg, the Abs and a NetOutput
+])
+def test_a_recorded_replacement_makes_no_throwaway_nodes(monkeypatch, tmp_path, case, made_type, built_per_match):
+    # building made the replacement graph for every match; recorded, only the pattern's own graph is built (once
+    # per run, whatever the number of matches)
+    path = pass_file(tmp_path, BODIES[case])
+    assert staged_nodes_made(monkeypatch, path, 1, made_type, recording=True) == \
+        staged_nodes_made(monkeypatch, path, 10, made_type, recording=True)
+    assert staged_nodes_made(monkeypatch, path, 10, made_type, recording=False) - \
+        staged_nodes_made(monkeypatch, path, 1, made_type, recording=False) == 9 * built_per_match
 
 
 def test_a_recorded_tensor_reads_as_the_built_node():

@@ -95,6 +95,9 @@ class _Plan:
     #: one output, no dynamic anchors, subgraphs, output counts or Tensor attrs, and two or more inputs: calls
     #: whose inputs are TensorHolders, floats or absent optionals take :func:`_call_simple`
     simple: bool = False
+    #: one output, no dynamic anchors, subgraphs, output counts or Tensor attrs, not a Const: a recording builder
+    #: records the node (``GraphBuilder._record_op``) when every input is one of its recorded tensors or absent
+    recordable: bool = False
 
     @property
     def op_type(self) -> str:
@@ -158,10 +161,13 @@ def _plan(schema: ops.OpSchema) -> tuple[_Plan, str, dict[str, Any]]:
 
     tensor_attrs = tuple(a for a in schema.attrs if a.type == "Tensor")
     converts = len(inputs) > 1 or all_optional
-    simple = (converts and returns == "holder" and not counts and not subgraphs and not tensor_attrs
-              and schema.op_type not in _CONST_TYPES and not any(d.kind == "dynamic" for d in inputs))
+    # an op type "input" could take an input's name (input_<k>), which only the eager path checks
+    recordable = (returns == "holder" and not counts and not subgraphs and not tensor_attrs
+                  and schema.op_type not in _CONST_TYPES and schema.op_type != "input"
+                  and not any(d.kind == "dynamic" for d in inputs))
+    simple = converts and recordable
     plan = _Plan(schema, input_py, owner, counts, subgraphs, attrs, converts=converts, returns=returns,
-                 output_fields=fields, tensor_attrs=tensor_attrs, simple=simple)
+                 output_fields=fields, tensor_attrs=tensor_attrs, simple=simple, recordable=recordable)
 
     def tup(names: list[str]) -> str:
         return "(" + "".join(f"{n}, " for n in names) + ")"
@@ -349,8 +355,7 @@ def _call_simple(plan: _Plan, inputs: tuple[Any, ...], attrs: tuple[Any, ...]) -
     values = []
     for v in inputs:
         values.append(builder.create_scalar_float(v) if type(v) is float else v)
-    if builder._recordable() and plan.op_type != "input":
-        # recorded (an op type "input" could take an input's name, which only the eager path checks)
+    if builder._recordable():  # a simple plan is recordable
         return builder._record_op(plan.schema, values, attr_values)
     return TensorHolder._create(builder, builder._add_op_node(plan.schema, values, attr_values, {}, {}), 0)
 
@@ -438,6 +443,10 @@ def _call(plan: _Plan, inputs: tuple[Any, ...], owner: Any, counts: tuple[Any, .
         if a.name in attr_values:
             v = attr_values[a.name]
             attr_values[a.name] = a.default_copy() if v is _EMPTY_TENSOR else v._take(f"{op}() attr '{a.name}'")
+    if plan.recordable and builder._recordable():
+        # every input is a TensorHolder of this builder (checked above) or absent: while it records, its
+        # tensors are all recorded ones (anything else, a Const made for a number say, ended the recording)
+        return builder._record_op(schema, values, attr_values)
     node = builder._add_op_node(schema, values, attr_values, dyn_out, graphs)
     value = attr_values.get("value")
     if op in _CONST_TYPES and isinstance(value, ir.TensorValue) and node.outputs and value.array.size:
