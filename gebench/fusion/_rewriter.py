@@ -177,10 +177,8 @@ def rewrite_recorded(graph: Graph, boundary: Boundary, recorded: RecordedReplace
             created.append(node)
             added.append(node.id)
         _place_and_link_body(graph, plan, created)
-    except GraphError as exc:  # cannot happen after _plan's checks; undo what was added
-        for node in reversed(created):
-            graph.remove_node(node)
-        raise RewriteError(RewriteReason.INTERNAL, f"making replacement {recorded.name!r} failed: {exc}") from exc
+    except GraphError as exc:  # cannot happen after _plan's checks
+        raise _undo_body(graph, created, f"making replacement {recorded.name!r}", exc) from exc
     return _rewire(graph, plan, created, added, renamed, pass_name)
 
 
@@ -665,11 +663,16 @@ def _apply(graph: Graph, replacement: Graph, plan: _Plan, pass_name: str, adopt:
         if adopt:
             replacement.clear()  # its nodes now belong to ``graph``
         _place_and_link_body(graph, plan, created)
-    except GraphError as exc:  # cannot happen after _plan's checks; undo what was added
-        for node in reversed(created):
-            graph.remove_node(node)
-        raise RewriteError(RewriteReason.INTERNAL, f"copying replacement {replacement.name!r} failed: {exc}") from exc
+    except GraphError as exc:  # cannot happen after _plan's checks
+        raise _undo_body(graph, created, f"copying replacement {replacement.name!r}", exc) from exc
     return _rewire(graph, plan, created, added, renamed, pass_name)
+
+
+def _undo_body(graph: Graph, created: list[Node], what: str, exc: GraphError) -> RewriteError:
+    """Remove the body nodes added so far (the graph is then as before the rewrite); the error to raise."""
+    for node in reversed(created):
+        graph.remove_node(node)
+    return RewriteError(RewriteReason.INTERNAL, f"{what} failed: {exc}")
 
 
 def _place_and_link_body(graph: Graph, plan: _Plan, created: list[Node]) -> None:
