@@ -26,7 +26,7 @@ from gebench.ge.es.graph_builder import GraphBuilder
 
 HEADER = """
 from ge.es.all import Abs, BatchMatMulV2, GEMM, Neg, Relu, Sigmoid, Tanh
-from ge.es.graph_builder import GraphBuilder, attr_scope
+from ge.es.graph_builder import GraphBuilder, attr_scope, control_dependency_scope
 from ge.graph import Graph
 from ge.passes import PassStage, PatternFusionPass, pattern, register_fusion_pass
 
@@ -99,8 +99,9 @@ BODIES = {
 """,
     "attr scope": RELU_PATTERN + """
     def replacement(self, inputs):
+        negated = Neg(inputs[0])  # recorded, then made when the scoped Abs is: without the scope's attr
         with attr_scope({"_scoped": "yes"}):
-            return Abs(Neg(inputs[0]))
+            return Abs(negated)
 """,
     "one-input ops": RELU_PATTERN + """
     def replacement(self, inputs):
@@ -109,6 +110,33 @@ BODIES = {
     "int and float operands": RELU_PATTERN + """
     def replacement(self, inputs):
         return Abs(inputs[0]) * 2.0 + 1
+""",
+    "the same tensor twice, and an input passed through": """
+    @pattern
+    def sigmoid_and_tanh(self, inputs):
+        a = inputs[0]
+        return [Sigmoid(a), Tanh(a)]
+
+    def meet_requirements(self, match_result):
+        return True
+
+    def replacement(self, inputs):
+        a = inputs[0]
+        r = Relu(a)
+        self.calls = getattr(self, "calls", 0) + 1
+        return [r, r] if self.calls % 2 else (r, a)
+""",
+    "control dependency scope": RELU_PATTERN + """
+    def replacement(self, inputs):
+        a = inputs[0]
+        n = Neg(a)
+        with control_dependency_scope([n]):
+            return Abs(n)
+""",
+    "raises midway": RELU_PATTERN + """
+    def replacement(self, inputs):
+        Abs(Neg(inputs[0]))
+        raise ValueError("no replacement today")
 """,
     "too few inputs touched": GEMM_PATTERN + """
     def replacement(self, inputs):
@@ -176,12 +204,15 @@ def test_a_recorded_replacement_compiles_exactly_as_a_built_one(monkeypatch, tmp
     built = compile_outcome(monkeypatch, path, recording=False)
     recorded = compile_outcome(monkeypatch, path, recording=True)
     assert recorded == built
-    expect_failure = case in ("too few inputs touched", "a tensor of another builder")
+    expect_failure = case in ("too few inputs touched", "a tensor of another builder", "raises midway")
     assert (built["status"] == "SUCCESS") is not expect_failure, built["failure"]
 
 
 def test_the_cases_rewrite_what_they_say(monkeypatch, tmp_path):
     """The comparison above is about real rewrites: the recorded runs did change the graph."""
+    outcome = compile_outcome(monkeypatch, pass_file(tmp_path, BODIES["attr scope"]), recording=True)
+    scoped = [line for line in outcome["graph"].splitlines() if "_scoped" in line]
+    assert len(scoped) == 3 and all("= Abs(" in line for line in scoped)  # one Abs per site, never the Neg
     outcome = compile_outcome(monkeypatch, pass_file(tmp_path, BODIES["scalar consts"]), recording=True)
     assert "= GEMM(" in outcome["graph"] and "= BatchMatMulV2(" not in outcome["graph"]
     outcome = compile_outcome(monkeypatch, pass_file(tmp_path, BODIES["two outputs as a tuple"]), recording=True)

@@ -328,16 +328,24 @@ class GraphBuilder:
         self._record = None
         self._counter = 0
         self._inputs = {}
-        for (kind, *args), th in record.replay:
-            if kind == "data":
-                made = self._create_default_input(args[0])
-            elif kind == "const":
-                made = self._const(DataType.DT_FLOAT, [args[0]], [])
-            else:
-                schema, inputs, attrs = args
-                made = TensorHolder._create(self, self._add_op_node(schema, inputs, attrs, {}, {}), 0)
-            th._ir_node.node = made._ir_node
-            th._ir_node = made._ir_node
+        # nothing was recorded inside an attr or control-dependency scope (see _recordable): the scopes open now
+        # were opened after the recorded calls, so the nodes are made without them, as they were then
+        scopes = _SCOPES
+        attrs_open, deps_open = scopes.attrs, scopes.deps
+        scopes.attrs, scopes.deps = [], []
+        try:
+            for (kind, *args), th in record.replay:
+                if kind == "data":
+                    made = self._create_default_input(args[0])
+                elif kind == "const":
+                    made = self._const(DataType.DT_FLOAT, [args[0]], [])
+                else:
+                    schema, inputs, attrs = args
+                    made = TensorHolder._create(self, self._add_op_node(schema, inputs, attrs, {}, {}), 0)
+                th._ir_node.node = made._ir_node
+                th._ir_node = made._ir_node
+        finally:
+            scopes.attrs, scopes.deps = attrs_open, deps_open
 
     def _take_record(self, result: Any, n_inputs: int) -> RecordedReplacement | None:
         """The record, when ``result`` (what the replacement returned) is a recorded TensorHolder of this builder
