@@ -220,6 +220,14 @@ def _scalar_desc(dtype: DataType) -> ir.TensorDesc:
     return trusted_desc(ir_dtype, (), Format.FORMAT_ND, Format.FORMAT_ND, ())
 
 
+def _scalar_const_anchors(dtype: DataType, value: Any) -> tuple[dict[str, Any], list[ir.TensorDesc], list[str],
+                                                                list[str]]:
+    """What a scalar Const of ``value`` is made of: (attrs, output descs, input names, output names); the attrs
+    dict and desc list are fresh, the name lists shared."""
+    _, in_names, _, out_names = _layout("Const", None, None)  # Const has no inputs
+    return {"value": _scalar_value(dtype, value)}, [_scalar_desc(dtype)], in_names, out_names
+
+
 #: Python float -> float32-rounded value, for the scalars replacements use over and over (``GEMM(..., 1.0)``).
 #: Zeros, NaNs and values that overflow are not cached (``0.0 == -0.0`` as keys; NaN never equals itself; the
 #: overflow warning must stay). Bounded; cleared when full.
@@ -471,14 +479,13 @@ class GraphBuilder:
     def _const(self, dtype: DataType, values: list[Any], shape: list[int]) -> TensorHolder:
         self._check_live("create a Const")
         if not shape:
-            value = _scalar_value(dtype, values[0])
-            desc = _scalar_desc(dtype)
+            attrs, outputs, in_names, out_names = _scalar_const_anchors(dtype, values[0])
         else:
             value = ir.TensorValue(dtype, np.array(values, dtype=ir.numpy_dtype(dtype)).reshape(shape))
-            desc = ir.TensorDesc.of(dtype, shape, Format.FORMAT_ND)
-        _, in_names, _, out_names = _layout("Const", None, None)  # Const has no inputs
-        node = self._graph.add_node_trusted("Const", self._next_name("Const"), {"value": value}, ir.NO_INPUTS,
-                                            [desc], in_names, out_names)
+            attrs, outputs = {"value": value}, [ir.TensorDesc.of(dtype, shape, Format.FORMAT_ND)]
+            _, in_names, _, out_names = _layout("Const", None, None)  # Const has no inputs
+        node = self._graph.add_node_trusted("Const", self._next_name("Const"), attrs, ir.NO_INPUTS, outputs,
+                                            in_names, out_names)
         if _OPEN_SCOPES[0] and (_SCOPES.attrs or _SCOPES.deps):
             self._apply_scopes(node)
         return TensorHolder._create(self, node, 0)
@@ -555,10 +562,9 @@ class GraphBuilder:
         """
         if self._built or index in self._inputs:
             return self.create_input(index)  # the checked path raises GE's error
-        record = self._record
-        if record is not None and (not _OPEN_SCOPES[0] or not (_SCOPES.attrs or _SCOPES.deps)):  # _recordable
+        if self._recordable():
             self._inputs[index] = None  # type: ignore[assignment]  # made by _materialize when needed
-            return self._record_holder(record, -1 - index, ("data", index))
+            return self._record_holder(self._record, -1 - index, ("data", index))  # type: ignore[arg-type]
         try:
             node = self._graph.add_node_trusted("Data", f"input_{index}", {"index": index},
                                                 [trusted_desc(_DT_FLOAT, (), _FORMAT_ND, _FORMAT_ND, ())],
@@ -677,12 +683,11 @@ class GraphBuilder:
         """Record the Const ``_const(DT_FLOAT, [value], [])`` would make."""
         record = self._record
         assert record is not None
-        _, in_names, _, out_names = _layout("Const", None, None)
+        attrs, outputs, in_names, out_names = _scalar_const_anchors(_DT_FLOAT, value)
         name = f"Const_{self._counter}"
         self._counter += 1
         ops_ = record.ops
-        ops_.append(make_recorded_op(("Const", name, {"value": _scalar_value(_DT_FLOAT, value)}, ir.NO_INPUTS,
-                                      [_scalar_desc(_DT_FLOAT)], in_names, out_names, [])))
+        ops_.append(make_recorded_op(("Const", name, attrs, ir.NO_INPUTS, outputs, in_names, out_names, [])))
         return self._record_holder(record, len(ops_) - 1, ("const", value))
 
     # ------------------------------------------------------------------ outputs and attrs
