@@ -54,6 +54,16 @@ RELU_PATTERN = """
         return True
 """
 
+SIGMOID_TANH_PATTERN = """
+    @pattern
+    def sigmoid_and_tanh(self, inputs):
+        a = inputs[0]
+        return [Sigmoid(a), Tanh(a)]
+
+    def meet_requirements(self, match_result):
+        return True
+"""
+
 #: name -> class body (pattern, meet_requirements, replacement)
 BODIES = {
     "scalar consts": GEMM_PATTERN + """
@@ -72,15 +82,7 @@ BODIES = {
     def replacement(self, inputs):
         return inputs[0]
 """,
-    "two outputs as a tuple": """
-    @pattern
-    def sigmoid_and_tanh(self, inputs):
-        a = inputs[0]
-        return [Sigmoid(a), Tanh(a)]
-
-    def meet_requirements(self, match_result):
-        return True
-
+    "two outputs as a tuple": SIGMOID_TANH_PATTERN + """
     def replacement(self, inputs):
         a = inputs[0]
         return (Relu(a), Abs(Neg(a)))
@@ -111,15 +113,7 @@ BODIES = {
     def replacement(self, inputs):
         return Abs(inputs[0]) * 2.0 + 1
 """,
-    "the same tensor twice, and an input passed through": """
-    @pattern
-    def sigmoid_and_tanh(self, inputs):
-        a = inputs[0]
-        return [Sigmoid(a), Tanh(a)]
-
-    def meet_requirements(self, match_result):
-        return True
-
+    "the same tensor twice, and an input passed through": SIGMOID_TANH_PATTERN + """
     def replacement(self, inputs):
         a = inputs[0]
         r = Relu(a)
