@@ -220,6 +220,11 @@ def _scalar_desc(dtype: DataType) -> ir.TensorDesc:
     return trusted_desc(ir_dtype, (), Format.FORMAT_ND, Format.FORMAT_ND, ())
 
 
+def _default_input_desc() -> ir.TensorDesc:
+    """A fresh desc of a default input (``create_input(index)``'s): DT_FLOAT, scalar, ND."""
+    return trusted_desc(_DT_FLOAT, (), _FORMAT_ND, _FORMAT_ND, ())
+
+
 def _scalar_const_anchors(dtype: DataType, value: Any) -> tuple[dict[str, Any], list[ir.TensorDesc], list[str],
                                                                 list[str]]:
     """What a scalar Const of ``value`` is made of: (attrs, output descs, input names, output names); the attrs
@@ -316,7 +321,7 @@ class GraphBuilder:
             sources.append((ref, port))
             # the producer's desc without its per-anchor attrs, as _add_op_node copies it
             feeds.append(record.ops[ref].outputs[port]._without_attrs() if ref >= 0 else
-                         trusted_desc(_DT_FLOAT, (), _FORMAT_ND, _FORMAT_ND, ()))
+                         _default_input_desc())
         in_descs, out_descs, in_names, out_names = fed_anchors(op_type, feeds)
         name = f"{op_type}_{self._counter}"
         self._counter += 1
@@ -567,8 +572,7 @@ class GraphBuilder:
             return self._record_holder(self._record, -1 - index, ("data", index))  # type: ignore[arg-type]
         try:
             node = self._graph.add_node_trusted("Data", f"input_{index}", {"index": index},
-                                                [trusted_desc(_DT_FLOAT, (), _FORMAT_ND, _FORMAT_ND, ())],
-                                                [trusted_desc(_DT_FLOAT, (), _FORMAT_ND, _FORMAT_ND, ())],
+                                                [_default_input_desc()], [_default_input_desc()],
                                                 _DATA_INPUT_NAMES, _DATA_OUTPUT_NAMES)
         except ir.GraphError:  # the name is taken: the checked path raises GE's error
             return self.create_input(index)
