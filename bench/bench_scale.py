@@ -21,7 +21,10 @@ first:
   then ``gebench.compile(graph, passes=[pass file])`` with every default (a copy of the graph, the ledger with
   ``record_all``, snapshots at every dump point, shape inference between the stages); the peer does
   ``onnx_ir.load(path)`` then ``RewriteRule(target, replacement).apply_to_model(model)`` (rule built in the timed
-  region, as gebench loads the pass file in it). Peak RSS is ``VmHWM`` reset through ``/proc/self/clear_refs``
+  region, as gebench loads the pass file in it). Beside the peer, with no target, the same load + apply with a
+  rule whose replacement makes the nodes GE's makes (a ``GEMM`` fed by two scalar ``Constant`` nodes: GE's GEMM
+  takes alpha and beta as inputs, where ONNX ``Gemm`` has attrs), so the table shows what the extra nodes cost
+  each side (``--skip same`` leaves it out). Peak RSS is ``VmHWM`` reset through ``/proc/self/clear_refs``
   after the imports: the peak of the load step, then of load + compile (apply);
 * the process (in the first ``--process-rounds`` rounds, default 1: it has no target and is by far the slowest
   step): ``gebench compile MODEL --passes P --dump-dir D`` against a Python process that loads with onnx_ir,
@@ -122,17 +125,28 @@ RULES: dict[str, dict[str, str]] = {
     "relu_mul": {"pass": "mul_past_relu_pass.py", "label": "Relu(Mul(x, s)) -> Mul(Relu(x), s)"},
 }
 
+#: rule -> the peer rule that makes the nodes GE's replacement makes, timed beside the peer (no target): GE's
+#: ``GEMM`` takes alpha and beta as inputs, so each rewrite makes a GEMM and two scalar Consts, where the peer's
+#: ONNX ``Gemm`` is one node with attrs
+SAME_NODES_RULES: dict[str, str] = {"gemm": "gemm_same_nodes"}
+
 #: onnxscript's side of :data:`RULES` (source text: the peer process runs it with ``python -c``)
 OX_RULES_SRC = """
 RULES = {
     "gemm": (lambda op, x, w, b: op.Add(op.MatMul(x, w), b), lambda op, x, w, b: op.Gemm(x, w, b)),
     "relu_mul": (lambda op, x, s: op.Relu(op.Mul(x, s)), lambda op, x, s: op.Mul(op.Relu(x), s)),
+    # the nodes GE's replacement makes: a GEMM fed by two scalar Consts (GE's GEMM takes alpha and beta as inputs)
+    "gemm_same_nodes": (lambda op, x, w, b: op.Add(op.MatMul(x, w), b),
+                        lambda op, x, w, b: op.GEMM(x, w, b, op.Constant(value_float=1.0),
+                                                    op.Constant(value_float=1.0), _domain="ge")),
 }
 
 
 def count_ox(model, rule):
     if rule == "gemm":
         return sum(1 for n in model.graph if n.op_type == "Gemm")
+    if rule == "gemm_same_nodes":
+        return sum(1 for n in model.graph if n.op_type == "GEMM")
     return sum(1 for n in model.graph if n.op_type == "Relu"
                and any(u.op_type == "Mul" for u in n.outputs[0].consumers()))
 """
@@ -970,9 +984,10 @@ def measure_model(model: Model, args: argparse.Namespace, tmp: Path, report: Rep
     """Rounds of load + compile and of the process, both sides, interleaved; prints the model's table."""
     f = model.facts
     sides = {k: Side() for k in ("ge_load", "ox_load", "ge_comp", "ox_comp", "ge_total", "ox_total",
-                                 "ge_proc", "ox_proc", "ge_import", "ox_import", "ge_gc", "ox_gc")}
+                                 "ge_proc", "ox_proc", "ge_import", "ox_import", "ge_gc", "ox_gc", "same_comp")}
     rewrites: dict[str, set[int]] = {"gebench": set(), "onnxscript": set(), "gebench process": set(),
-                                     "onnxscript process": set()}
+                                     "onnxscript process": set(), "onnxscript same nodes": set()}
+    same_rule = SAME_NODES_RULES.get(model.rule) if "same" not in args.skip else None
     skip: set[str] = set()
     pass_file = str(BENCH / RULES[model.rule]["pass"])
     info: dict[str, Any] = {}
@@ -1004,6 +1019,16 @@ def measure_model(model: Model, args: argparse.Namespace, tmp: Path, report: Rep
             if side == "ge":
                 info.update(ir_nodes=r["ir_nodes"], ledger=r["ledger_records"], summary=r["summary"],
                             snapshots=r["snapshots"])
+        if same_rule is not None and "same_api" not in skip:
+            # informative: the peer making the nodes GE's replacement makes (see SAME_NODES_RULES)
+            p = run_child("ox", {"model": str(model.path), "rule": same_rule}, args.timeout, tmp)
+            if p.ok and p.result:
+                sides["same_comp"].add(p.result["compile"]["cpu"], p.result["compile"]["wall"])
+                rewrites["onnxscript same nodes"].add(p.result["rewrites"])
+            else:
+                if p.timed_out:
+                    skip.add("same_api")
+                sides["same_comp"].add_missing(p.error or "no result")
         if "process" in args.skip or rnd >= args.process_rounds:
             continue
         for side in order:
@@ -1083,6 +1108,9 @@ def measure_model(model: Model, args: argparse.Namespace, tmp: Path, report: Rep
         COMPILE_TARGET, _fmt_s, "cpu s", wall_too=True)
     row("load + compile: peak RSS", sides["ge_total"], sides["ox_total"], "peak", "load+compile peak RSS",
         PEAK_RSS_TARGET, _fmt_mb, "MB")
+    if same_rule is not None:
+        row("compile() defaults vs apply_to_model making the same nodes (GEMM + 2 scalar Constants)",
+            sides["ge_comp"], sides["same_comp"], "cpu", None, None, _fmt_s, "cpu s", wall_too=True)
     row("the full collection load + compile leaves due (gc.collect() after)", sides["ge_gc"], sides["ox_gc"], "cpu",
         None, None, _fmt_s, "cpu s", wall_too=True)
     if "process" not in args.skip:
@@ -1427,7 +1455,7 @@ def main(argv: list[str] | None = None) -> int:
                         help="rounds of the process step (no target, and by far the slowest step)")
     parser.add_argument("--timeout", type=float, default=DEFAULT_TIMEOUT,
                         help=f"CPU seconds per step (subprocess; wall clock up to {WALL_FACTOR:g}x that)")
-    parser.add_argument("--skip", default="", help="comma-separated: process, dumps, viz, parts")
+    parser.add_argument("--skip", default="", help="comma-separated: process, dumps, viz, parts, same (the same-nodes peer row)")
     parser.add_argument("--quick", action="store_true", help="a few hundred nodes, 1 round (a check that it works)")
     parser.add_argument("--in-process", action="store_true",
                         help="run the steps in this interpreter, not in fresh ones (checks the benchmark works; its "
