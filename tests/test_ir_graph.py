@@ -258,6 +258,21 @@ def test_reaches_any_is_bounded_by_positions():
     assert not g.reaches_any([r2], {r0.id})
 
 
+def test_contraction_closes_cycle_reads_only_the_sets_successors_when_they_come_after_it(monkeypatch):
+    g, (d, r0, r1, r2) = _chain()
+    side = g.add_node("Abs", inputs=1, outputs=1)  # r0 -> side, placed last: r0 -> side -> nothing in the set
+    g.add_edge(r0, 0, side, 0)
+    seen: list[int] = []
+    real = type(g)._successor_ids
+    monkeypatch.setattr(type(g), "_successor_ids", lambda self, nid: seen.append(nid) or real(self, nid))
+    assert g.contraction_closes_cycle([r0, r1]) is False  # r0 -> r1 inside; r1 -> r2, side come after r1
+    assert sorted(seen) == sorted([r0.id, r1.id])  # no search: one read per member
+    seen.clear()
+    assert g.contraction_closes_cycle([r0, r2]) is True  # r0 -> r1 -> r2 leaves the set and comes back
+    assert r1.id in seen
+    assert g.contraction_closes_cycle([r1]) is False and g.contraction_closes_cycle([]) is False
+
+
 def test_verify_detects_a_corrupted_index():
     g, (_d, r0, _r1, _r2) = _chain()
     g._by_type["Relu"].pop(r0.id)

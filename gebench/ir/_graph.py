@@ -1246,6 +1246,43 @@ class Graph:
                     stack.append(s)
         return False
 
+    def contraction_closes_cycle(self, nodes: Iterable[Node]) -> bool:
+        """True when contracting ``nodes`` (nodes of this graph) into one node would close a cycle: a node
+        reachable forward (data or control edges) from a successor outside the set is in the set.
+
+        Cost: O(out-degree of the set) when no outside successor comes before the set's last node in the
+        topological order (nothing placed after it can lead back); else a search that visits only nodes placed
+        up to that last node."""
+        members: dict[int, Node] = {}
+        for n in nodes:  # plain loops: the fusion runtime asks this per match
+            members[n.id] = n
+        if len(members) < 2:
+            return False
+        pos = self._pos
+        limit = -math.inf
+        for nid in members:
+            p = pos[nid]
+            if p > limit:
+                limit = p
+        starts: list[int] = []
+        for nid in members:
+            for sid in self._successor_ids(nid):
+                if sid not in members and pos[sid] < limit:
+                    starts.append(sid)
+        if not starts:
+            return False
+        stack = list(dict.fromkeys(starts))
+        seen = set(stack)
+        while stack:
+            n = stack.pop()
+            if n in members:
+                return True
+            for s in self._successor_ids(n):
+                if s not in seen and pos[s] <= limit:
+                    seen.add(s)
+                    stack.append(s)
+        return False
+
     def _successor_ids(self, nid: int) -> list[int]:
         """Ids reached from ``nid`` by one data or control edge (repeats possible). O(out-degree)."""
         out = [d for uses in self._uses[nid] for d, _ in uses]
