@@ -360,3 +360,57 @@ def test_a_run_dropped_unread_stops_its_journals_following_the_graphs_that_outli
     result.remove_node(result.nodes_of_type("Relu")[0])
     result.verify()
     graph.verify()
+
+
+def test_the_collector_is_paused_while_passes_run_and_restored_after(tmp_path):
+    """A run keeps what it makes: no automatic collector pass scans it while the passes run, and the collector is
+    as the caller left it afterwards."""
+    import gc
+
+    (tmp_path / "p.py").write_text(textwrap.dedent("""
+        import gc
+        from ge.passes import PassStage, PatternFusionPass, pattern, register_fusion_pass
+        from ge.es.all import Relu, Abs
+
+        SEEN = []
+
+
+        @register_fusion_pass(name="ReluToAbsSeesTheCollector", stage=PassStage.BEFORE_INFER_SHAPE)
+        class ReluToAbsSeesTheCollector(PatternFusionPass):
+            @pattern
+            def relu(self, inputs):
+                return Relu(inputs[0])
+
+            def meet_requirements(self, match_result):
+                SEEN.append(gc.isenabled())
+                return True
+
+            def replacement(self, inputs):
+                return Abs(inputs[0])
+    """))
+    graph = _relu_chain(6)
+    assert gc.isenabled()
+    threshold = gc.get_threshold()
+    run = gebench.compile(graph, passes=str(tmp_path))
+    assert run.status == "SUCCESS" and len(run.ir_graph.nodes_of_type("Abs")) == 6
+    (desc,) = run.passes
+    assert sys.modules[desc.cls.__module__].SEEN == [False] * 6  # one verdict per Relu, each with the collector off
+    assert gc.isenabled() and gc.get_threshold() == threshold
+    gc.disable()
+    try:  # a caller that turned the collector off finds it off after the run
+        assert gebench.compile(graph, passes=str(tmp_path)).status == "SUCCESS"
+        assert not gc.isenabled()
+    finally:
+        gc.enable()
+
+
+def _relu_chain(n: int) -> ir.Graph:
+    g = ir.Graph("relus")
+    prev = g.add_node("Data", name="input_0", attrs={"index": 0}, inputs=1, outputs=1)
+    for _ in range(n):
+        node = g.add_node("Relu", inputs=1, outputs=1)
+        g.add_edge(prev, 0, node, 0)
+        prev = node
+    out = g.add_node("NetOutput", inputs=1, outputs=0)
+    g.add_edge(prev, 0, out, 0)
+    return g

@@ -605,10 +605,11 @@ def execute(graph: ir.Graph, descriptors: Sequence[PassDescriptor], *, stages: I
             The run is then FAILED at that pass with a reason starting with :data:`REPLAY_STOP`, and its graph
             is the graph after ``rewrite_cap`` rewrites. None (default): no cap.
 
-    Cost: the collector stays as the caller set it. Pausing it for the run was measured slower: a run changes a
-    small part of a large graph, and one pass over everything it made, cold, at the end cost more (20 ms of a
-    10k-node run, 80 ms at 30k) than the young-generation passes that find those objects still in the cache
-    (15 and 50 ms). Bulk builds (copies for snapshots, imports) pause it themselves (:func:`ir.collector_paused`).
+    Cost: the collector's automatic passes are paused for the run (:func:`ir.collector_paused`): a run keeps
+    nearly everything it makes (new nodes, records, journal copies), so young-generation passes would scan those
+    objects only to find nothing to free; at the end they move to the oldest generation unscanned. Garbage cycles
+    made during the run (gebench makes next to none; pass code might) wait for the next full collection, which a
+    run on a large graph leaves due anyway (:func:`ir.full_collections_deferred`).
 
     Returns:
         The :class:`Run`. Never raises for pass failures; those are the run's status.
@@ -617,7 +618,7 @@ def execute(graph: ir.Graph, descriptors: Sequence[PassDescriptor], *, stages: I
         ValueError: ``hook_timeout`` is not a positive number, or an unknown stage.
     """
     with _guard.interrupts_tracked(), _guard.hook_timeout(hook_timeout), _reflected_operator_lints(), \
-            ir.full_collections_deferred():
+            ir.full_collections_deferred(), ir.collector_paused():
         stages = list(stages) if stages is not None else None
         run = _execute(graph, descriptors, stages=stages, options=options, record_all=record_all,
                        infer_shapes=infer_shapes, load_errors=load_errors,
