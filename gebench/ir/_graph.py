@@ -7,7 +7,7 @@ import logging
 import math
 import struct
 from array import array
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Container, Iterable, Iterator, Sequence
 from typing import Any
 
 import networkx as nx
@@ -1234,7 +1234,13 @@ class Graph:
         if limit is None:
             limit = max((self._pos[t] for t in targets), default=-1.0)
         pos = self._pos
-        stack = [n.id for n in starts if pos[n.id] <= limit]
+        return self._reaches_ids([n.id for n in starts if pos[n.id] <= limit], targets, limit)
+
+    def _reaches_ids(self, start_ids: list[int], targets: Container[int], limit: float) -> bool:
+        """:meth:`reaches_any` from node ids, each placed at most at ``limit`` (``start_ids`` becomes the search
+        stack)."""
+        pos = self._pos
+        stack = start_ids
         seen = set(stack)
         while stack:
             n = stack.pop()
@@ -1269,19 +1275,7 @@ class Graph:
             for sid in self._successor_ids(nid):
                 if sid not in members and pos[sid] < limit:
                     starts.append(sid)
-        if not starts:
-            return False
-        stack = list(dict.fromkeys(starts))
-        seen = set(stack)
-        while stack:
-            n = stack.pop()
-            if n in members:
-                return True
-            for s in self._successor_ids(n):
-                if s not in seen and pos[s] <= limit:
-                    seen.add(s)
-                    stack.append(s)
-        return False
+        return bool(starts) and self._reaches_ids(starts, members, limit)
 
     def _successor_ids(self, nid: int) -> list[int]:
         """Ids reached from ``nid`` by one data or control edge (repeats possible). O(out-degree)."""
