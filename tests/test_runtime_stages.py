@@ -388,7 +388,14 @@ def test_the_collector_is_paused_while_passes_run_and_restored_after(tmp_path):
             def replacement(self, inputs):
                 return Abs(inputs[0])
     """))
-    graph = _relu_chain(6)
+    from ge.es.all import Relu
+    from ge.es.graph_builder import GraphBuilder
+
+    b = GraphBuilder("relus")
+    x = b.create_input(0, shape=[2])
+    for _ in range(6):
+        x = Relu(x)
+    graph = b.build_and_reset([x])
     assert gc.isenabled()
     threshold = gc.get_threshold()
     run = gebench.compile(graph, passes=str(tmp_path))
@@ -403,14 +410,3 @@ def test_the_collector_is_paused_while_passes_run_and_restored_after(tmp_path):
     finally:
         gc.enable()
 
-
-def _relu_chain(n: int) -> ir.Graph:
-    g = ir.Graph("relus")
-    prev = g.add_node("Data", name="input_0", attrs={"index": 0}, inputs=1, outputs=1)
-    for _ in range(n):
-        node = g.add_node("Relu", inputs=1, outputs=1)
-        g.add_edge(prev, 0, node, 0)
-        prev = node
-    out = g.add_node("NetOutput", inputs=1, outputs=0)
-    g.add_edge(prev, 0, out, 0)
-    return g
