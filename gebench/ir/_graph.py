@@ -1259,9 +1259,9 @@ class Graph:
         Cost: O(out-degree of the set) when no outside successor comes before the set's last node in the
         topological order (nothing placed after it can lead back); else a search that visits only nodes placed
         up to that last node."""
-        members: dict[int, Node] = {}
+        members: set[int] = set()
         for n in nodes:  # plain loops: the fusion runtime asks this per match
-            members[n.id] = n
+            members.add(n.id)
         if len(members) < 2:
             return False
         pos = self._pos
