@@ -158,22 +158,15 @@ def rewrite_recorded(graph: Graph, boundary: Boundary, recorded: RecordedReplace
     if recorded.n_inputs != len(boundary.inputs) or len(recorded.outputs) != len(boundary.outputs):
         return None
     plan = _plan(graph, boundary, None, True, region, mark_limit, recorded)
-    origin_names = plan.origin_names
     marks = [*plan.pass_names, pass_name]
     created: list[Node] = []
     added: list[int] = []
     renamed: dict[str, str] = {}
     try:
-        for op, name in zip(recorded.ops, plan.names, strict=True):
-            while graph.find(name) is not None:  # a node of the graph already has that name: take the next one
-                name = _new_name(op.name, plan.joined_origin)
-            attrs = op.attrs
-            attrs[ORIGIN_NAMES_ATTR] = list(origin_names)
-            attrs[PASS_NAME_ATTR] = list(marks)
-            node = graph.add_node_trusted(op.op_type, name, attrs, op.inputs, op.outputs, op.input_names,
-                                         op.output_names)
-            renamed[op.name] = name
-            node.provenance = pass_name
+        for op, name in zip(recorded.ops, plan.names, strict=True):  # the record's attrs and descs are taken
+            node = _add_body_node(graph, plan, op.name, name, op.op_type, op.attrs, op.inputs, op.outputs,
+                                  op.input_names, op.output_names, marks, pass_name)
+            renamed[op.name] = node._name
             created.append(node)
             added.append(node.id)
         _place_and_link_body(graph, plan, created)
@@ -646,18 +639,13 @@ def _apply(graph: Graph, replacement: Graph, plan: _Plan, pass_name: str, adopt:
                         break
                     except GraphError:  # a node of the graph already has that name: take the next one
                         name = _new_name(old_name, plan.joined_origin)
+                node.provenance = pass_name
             else:
-                while graph.find(name) is not None:
-                    name = _new_name(old_name, plan.joined_origin)
-                attrs = copy_attrs(rn.attrs) if rn.attrs else {}
-                attrs[ORIGIN_NAMES_ATTR] = list(origin_names)
-                if marks is not None:
-                    attrs[PASS_NAME_ATTR] = list(marks)
-                node = graph.add_node_trusted(rn.op_type, name, attrs, list(map(TensorDesc.copy, rn.inputs)),
-                                             list(map(TensorDesc.copy, rn.outputs)), rn.input_names,
-                                             rn.output_names)  # name lists are never changed in place
-            renamed[old_name] = name
-            node.provenance = pass_name
+                node = _add_body_node(graph, plan, old_name, name, rn.op_type,
+                                      copy_attrs(rn.attrs) if rn.attrs else {}, list(map(TensorDesc.copy, rn.inputs)),
+                                      list(map(TensorDesc.copy, rn.outputs)), rn.input_names, rn.output_names,
+                                      marks, pass_name)  # name lists are never changed in place
+            renamed[old_name] = node._name
             created.append(node)
             added.append(node.id)
         if adopt:
@@ -666,6 +654,22 @@ def _apply(graph: Graph, replacement: Graph, plan: _Plan, pass_name: str, adopt:
     except GraphError as exc:  # cannot happen after _plan's checks
         raise _undo_body(graph, created, f"copying replacement {replacement.name!r}", exc) from exc
     return _rewire(graph, plan, created, added, renamed, pass_name)
+
+
+def _add_body_node(graph: Graph, plan: _Plan, body_name: str, name: str, op_type: str, attrs: dict[str, Any],
+                   inputs: list[TensorDesc], outputs: list[TensorDesc], input_names: list[str],
+                   output_names: list[str], marks: list[str] | None, pass_name: str) -> Node:
+    """Make a replacement node in ``graph`` from what it is made of (taken as they are): named ``name``, or the
+    next ``_new_name`` of ``body_name`` while a graph node has that name; stamped with the region's original op
+    names, ``marks`` as its ``pass_name`` list when given, and ``pass_name`` as provenance."""
+    while graph.find(name) is not None:  # a node of the graph already has that name: take the next one
+        name = _new_name(body_name, plan.joined_origin)
+    attrs[ORIGIN_NAMES_ATTR] = list(plan.origin_names)
+    if marks is not None:
+        attrs[PASS_NAME_ATTR] = list(marks)
+    node = graph.add_node_trusted(op_type, name, attrs, inputs, outputs, input_names, output_names)
+    node.provenance = pass_name
+    return node
 
 
 def _undo_body(graph: Graph, created: list[Node], what: str, exc: GraphError) -> RewriteError:
