@@ -24,7 +24,9 @@ first:
   region, as gebench loads the pass file in it). Beside the peer, with no target, the same load + apply with a
   rule whose replacement makes the nodes GE's makes (a ``GEMM`` fed by two scalar ``Constant`` nodes: GE's GEMM
   takes alpha and beta as inputs, where ONNX ``Gemm`` has attrs), so the table shows what the extra nodes cost
-  each side (``--skip same`` leaves it out). Peak RSS is ``VmHWM`` reset through ``/proc/self/clear_refs``
+  each side; and gebench's load + compile with ``bench/matmul_bias_pass.py``, whose replacement makes one node as
+  the peer's does (``BatchMatMulV2`` with the addend as its bias), against the peer's rule (``--skip same`` leaves
+  both out). Peak RSS is ``VmHWM`` reset through ``/proc/self/clear_refs``
   after the imports: the peak of the load step, then of load + compile (apply);
 * the process (in the first ``--process-rounds`` rounds, default 1: it has no target and is by far the slowest
   step): ``gebench compile MODEL --passes P --dump-dir D`` against a Python process that loads with onnx_ir,
@@ -123,12 +125,17 @@ SWITCH_TARGET = 0.1
 RULES: dict[str, dict[str, str]] = {
     "gemm": {"pass": "gemm_fusion_pass.py", "label": "MatMul+Add -> Gemm"},
     "relu_mul": {"pass": "mul_past_relu_pass.py", "label": "Relu(Mul(x, s)) -> Mul(Relu(x), s)"},
+    "gemm_one_node": {"pass": "matmul_bias_pass.py", "label": "MatMul+Add -> BatchMatMulV2 with bias"},
 }
 
 #: rule -> the peer rule that makes the nodes GE's replacement makes, timed beside the peer (no target): GE's
 #: ``GEMM`` takes alpha and beta as inputs, so each rewrite makes a GEMM and two scalar Consts, where the peer's
 #: ONNX ``Gemm`` is one node with attrs
 SAME_NODES_RULES: dict[str, str] = {"gemm": "gemm_same_nodes"}
+
+#: rule -> a gebench rule whose replacement makes one node, as the peer's does (``BatchMatMulV2`` with the addend
+#: as its bias), timed beside gebench against the peer's rule (no target)
+ONE_NODE_RULES: dict[str, str] = {"gemm": "gemm_one_node"}
 
 #: onnxscript's side of :data:`RULES` (source text: the peer process runs it with ``python -c``)
 OX_RULES_SRC = """
@@ -434,6 +441,9 @@ def count_ge(graph: Any, rule: str) -> int:
     """Sites rewritten by ``rule`` in a gebench IR graph, counted on the graph (not from the ledger)."""
     if rule == "gemm":
         return len(graph.nodes_of_type("GEMM"))
+    if rule == "gemm_one_node":
+        return sum(1 for node in graph.nodes_of_type("BatchMatMulV2")
+                   if (sources := graph.input_sources(node))[2:3] and sources[2] is not None)  # bias fed
     return sum(1 for node in graph.nodes_of_type("Relu")
                if any(user.op_type == "Mul" for user, _ in graph.uses(node, 0)))
 
@@ -984,10 +994,13 @@ def measure_model(model: Model, args: argparse.Namespace, tmp: Path, report: Rep
     """Rounds of load + compile and of the process, both sides, interleaved; prints the model's table."""
     f = model.facts
     sides = {k: Side() for k in ("ge_load", "ox_load", "ge_comp", "ox_comp", "ge_total", "ox_total",
-                                 "ge_proc", "ox_proc", "ge_import", "ox_import", "ge_gc", "ox_gc", "same_comp")}
+                                 "ge_proc", "ox_proc", "ge_import", "ox_import", "ge_gc", "ox_gc", "same_comp",
+                                 "one_comp")}
     rewrites: dict[str, set[int]] = {"gebench": set(), "onnxscript": set(), "gebench process": set(),
-                                     "onnxscript process": set(), "onnxscript same nodes": set()}
+                                     "onnxscript process": set(), "onnxscript same nodes": set(),
+                                     "gebench one node": set()}
     same_rule = SAME_NODES_RULES.get(model.rule) if "same" not in args.skip else None
+    one_rule = ONE_NODE_RULES.get(model.rule) if "same" not in args.skip else None
     skip: set[str] = set()
     pass_file = str(BENCH / RULES[model.rule]["pass"])
     info: dict[str, Any] = {}
@@ -1029,6 +1042,16 @@ def measure_model(model: Model, args: argparse.Namespace, tmp: Path, report: Rep
                 if p.timed_out:
                     skip.add("same_api")
                 sides["same_comp"].add_missing(p.error or "no result")
+        if one_rule is not None and "one_api" not in skip:
+            # informative: gebench with a rule that makes one node per rewrite, as the peer's (see ONE_NODE_RULES)
+            p = run_child("ge", {"model": str(model.path), "rule": one_rule}, args.timeout, tmp)
+            if p.ok and p.result:
+                sides["one_comp"].add(p.result["compile"]["cpu"], p.result["compile"]["wall"])
+                rewrites["gebench one node"].add(p.result["rewrites"])
+            else:
+                if p.timed_out:
+                    skip.add("one_api")
+                sides["one_comp"].add_missing(p.error or "no result")
         if "process" in args.skip or rnd >= args.process_rounds:
             continue
         for side in order:
@@ -1111,6 +1134,9 @@ def measure_model(model: Model, args: argparse.Namespace, tmp: Path, report: Rep
     if same_rule is not None:
         row("compile() defaults vs apply_to_model making the same nodes (GEMM + 2 scalar Constants)",
             sides["ge_comp"], sides["same_comp"], "cpu", None, None, _fmt_s, "cpu s", wall_too=True)
+    if one_rule is not None:
+        row("compile() defaults with a one-node rule (BatchMatMulV2 with bias) vs apply_to_model",
+            sides["one_comp"], sides["ox_comp"], "cpu", None, None, _fmt_s, "cpu s", wall_too=True)
     row("the full collection load + compile leaves due (gc.collect() after)", sides["ge_gc"], sides["ox_gc"], "cpu",
         None, None, _fmt_s, "cpu s", wall_too=True)
     if "process" not in args.skip:
@@ -1455,7 +1481,8 @@ def main(argv: list[str] | None = None) -> int:
                         help="rounds of the process step (no target, and by far the slowest step)")
     parser.add_argument("--timeout", type=float, default=DEFAULT_TIMEOUT,
                         help=f"CPU seconds per step (subprocess; wall clock up to {WALL_FACTOR:g}x that)")
-    parser.add_argument("--skip", default="", help="comma-separated: process, dumps, viz, parts, same (the same-nodes peer row)")
+    parser.add_argument("--skip", default="", help="comma-separated: process, dumps, viz, parts, same (the rows "
+                        "that compare equal work: the same-nodes peer and the one-node gebench rule)")
     parser.add_argument("--quick", action="store_true", help="a few hundred nodes, 1 round (a check that it works)")
     parser.add_argument("--in-process", action="store_true",
                         help="run the steps in this interpreter, not in fresh ones (checks the benchmark works; its "

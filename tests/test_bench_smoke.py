@@ -131,14 +131,19 @@ def test_bench_scale_prints_tables_ratios_and_equal_rewrites(capsys):
     assert bench.main(["--sizes", "300", "--shared", "150", "--rounds", "1", "--in-process", "--skip", "process"]) == 0
     text = capsys.readouterr().out
     for label, sites, same in (("transformer 300", 96, True), ("shared Const x150", 150, False)):
-        # the transformer's rule also runs on the peer with a replacement making GE's nodes (no target)
+        # the transformer's rule also runs on the peer with a replacement making GE's nodes, and on gebench with a
+        # one-node replacement (no target)
         m = re.search(rf"### {re.escape(label)}: \d+ ONNX nodes .*, (\d+) sites\n"
                       r"rewrites: gebench (\d+), onnxscript (\d+), "
-                      + (r"onnxscript same nodes (\d+), " if same else "") + r"expected (\d+): equal", text)
+                      + (r"onnxscript same nodes (\d+), gebench one node (\d+), " if same else "")
+                      + r"expected (\d+): equal", text)
         assert m is not None, text
         assert {int(g) for g in m.groups()} == {sites}, m.group(0)
     assert len(re.findall(r"\| compile\(\) defaults vs apply_to_model making the same nodes \(GEMM \+ 2 scalar "
                           r"Constants\) +\| cpu s +\| [\d.]+ \([\d.]+ wall\) +\| [\d.]+ \([\d.]+ wall\) +\| \d+\.\d\d +"
+                          r"\| [\d. ]+\| no target +\|", text)) == 1, text
+    assert len(re.findall(r"\| compile\(\) defaults with a one-node rule \(BatchMatMulV2 with bias\) vs apply_to_model"
+                          r" +\| cpu s +\| [\d.]+ \([\d.]+ wall\) +\| [\d.]+ \([\d.]+ wall\) +\| \d+\.\d\d +"
                           r"\| [\d. ]+\| no target +\|", text)) == 1, text
     assert text.count("| step ") >= 4, text  # two model tables, the dump table, the workbench table
     for name, limit in (("load time", "1.2"), ("load peak RSS", "1.3"), ("compile time", "1"),
@@ -164,7 +169,7 @@ def test_bench_scale_process_step_runs_both_processes(capsys):
                        "--skip", "dumps,viz,parts"]) == 0
     text = capsys.readouterr().out
     assert re.search(r"rewrites: gebench 78, onnxscript 78, gebench process 78, onnxscript process 78, "
-                     r"onnxscript same nodes 78, expected 78: equal", text), text
+                     r"onnxscript same nodes 78, gebench one node 78, expected 78: equal", text), text
     assert re.search(r"ratio gebench/peer process = \d+\.\d\d cpu, \d+\.\d\d wall "
                      r"\(rounds: \d+\.\d\d; 1 round\(s\); no target\)", text), text
     assert re.search(r"parts of the gebench compile process \(cpu; total [\d.]+ s, \d+ MB of dumps written\): "
