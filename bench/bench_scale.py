@@ -1032,26 +1032,20 @@ def measure_model(model: Model, args: argparse.Namespace, tmp: Path, report: Rep
             if side == "ge":
                 info.update(ir_nodes=r["ir_nodes"], ledger=r["ledger_records"], summary=r["summary"],
                             snapshots=r["snapshots"])
-        if same_rule is not None and "same_api" not in skip:
-            # informative: the peer making the nodes GE's replacement makes (see SAME_NODES_RULES)
-            p = run_child("ox", {"model": str(model.path), "rule": same_rule}, args.timeout, tmp)
+        # informative, no target: the peer making the nodes GE's replacement makes (SAME_NODES_RULES), and gebench
+        # with a rule that makes one node per rewrite, as the peer's (ONE_NODE_RULES)
+        for side, rule, key, label in (("ox", same_rule, "same", "onnxscript same nodes"),
+                                       ("ge", one_rule, "one", "gebench one node")):
+            if rule is None or f"{key}_api" in skip:
+                continue
+            p = run_child(side, {"model": str(model.path), "rule": rule}, args.timeout, tmp)
             if p.ok and p.result:
-                sides["same_comp"].add(p.result["compile"]["cpu"], p.result["compile"]["wall"])
-                rewrites["onnxscript same nodes"].add(p.result["rewrites"])
+                sides[f"{key}_comp"].add(p.result["compile"]["cpu"], p.result["compile"]["wall"])
+                rewrites[label].add(p.result["rewrites"])
             else:
                 if p.timed_out:
-                    skip.add("same_api")
-                sides["same_comp"].add_missing(p.error or "no result")
-        if one_rule is not None and "one_api" not in skip:
-            # informative: gebench with a rule that makes one node per rewrite, as the peer's (see ONE_NODE_RULES)
-            p = run_child("ge", {"model": str(model.path), "rule": one_rule}, args.timeout, tmp)
-            if p.ok and p.result:
-                sides["one_comp"].add(p.result["compile"]["cpu"], p.result["compile"]["wall"])
-                rewrites["gebench one node"].add(p.result["rewrites"])
-            else:
-                if p.timed_out:
-                    skip.add("one_api")
-                sides["one_comp"].add_missing(p.error or "no result")
+                    skip.add(f"{key}_api")
+                sides[f"{key}_comp"].add_missing(p.error or "no result")
         if "process" in args.skip or rnd >= args.process_rounds:
             continue
         for side in order:
