@@ -25,8 +25,12 @@ first:
   rule whose replacement makes the nodes GE's makes (a ``GEMM`` fed by two scalar ``Constant`` nodes: GE's GEMM
   takes alpha and beta as inputs, where ONNX ``Gemm`` has attrs), so the table shows what the extra nodes cost
   each side; and gebench's load + compile with ``bench/matmul_bias_pass.py``, whose replacement makes one node as
-  the peer's does (``BatchMatMulV2`` with the addend as its bias), against the peer's rule (``--skip same`` leaves
-  both out). Peak RSS is ``VmHWM`` reset through ``/proc/self/clear_refs``
+  the peer's does (``BatchMatMulV2`` with the addend as its bias), against the peer's rule. Each gebench run of
+  the two rules then also times ``compile(graph, passes=[])`` on the same loaded graph (the part of ``compile()``
+  no pass changes: the copy of the caller's graph and GE's ``InferShape`` over the whole graph after the first
+  stage), so the table splits ``compile()`` into that and the pass loop (the rest: matching, replacements,
+  rewrites, ledger, snapshot journals), each against the peer's whole ``apply_to_model``. ``--skip same`` leaves
+  all of these out. Peak RSS is ``VmHWM`` reset through ``/proc/self/clear_refs``
   after the imports: the peak of the load step, then of load + compile (apply);
 * the process (in the first ``--process-rounds`` rounds, default 1: it has no target and is by far the slowest
   step): ``gebench compile MODEL --passes P --dump-dir D`` against a Python process that loads with onnx_ir,
@@ -512,11 +516,20 @@ def child_ge(spec: dict[str, Any]) -> dict[str, Any]:
                    for name, entry in run.summary().items()}
     except Exception as exc:  # noqa: BLE001 - informative only
         summary = {"error": repr(exc)}
-    return {"import": {"wall": imports["wall"] + imports_rest["wall"], "cpu": imports["cpu"] + imports_rest["cpu"]},
-            "load": load, "compile": comp, "gc_after": _full_collection(), "ir_nodes": len(graph),
-            "rewrites": count_ge(run.ir_graph, spec["rule"]),
-            "ledger_records": len(run.ledger), "summary": summary, "snapshots": len(run.ir_snapshots),
-            "parts": parts.to_dict() if parts is not None else None}
+    result = {"import": {"wall": imports["wall"] + imports_rest["wall"], "cpu": imports["cpu"] + imports_rest["cpu"]},
+              "load": load, "compile": comp, "gc_after": _full_collection(), "ir_nodes": len(graph),
+              "rewrites": count_ge(run.ir_graph, spec["rule"]),
+              "ledger_records": len(run.ledger), "summary": summary, "snapshots": len(run.ir_snapshots),
+              "parts": parts.to_dict() if parts is not None else None}
+    if spec.get("no_pass"):
+        # after everything above, so that it changes none of it: the part of compile() that does not depend on
+        # the pass (the copy of the caller's graph and GE's InferShape over the whole graph after the first stage)
+        clock = Clock.start(reset=False)
+        bare = gebench.compile(graph, passes=[])
+        result["no_pass"] = clock.stop()
+        if bare.status != "SUCCESS":
+            raise RuntimeError(f"compile without passes {bare.status}: {bare.failure_reason}")
+    return result
 
 
 def child_ox(spec: dict[str, Any]) -> dict[str, Any]:
@@ -990,17 +1003,31 @@ def _compile_breakdown(parts: dict[str, Any]) -> tuple[dict[str, float], list[st
     return derived, order
 
 
+def _add_split(no_pass: Side, loop: Side, result: dict[str, Any]) -> None:
+    """One round of a gebench child that also timed ``compile()`` with no pass: that time into ``no_pass``, and
+    the rest of its ``compile()`` (the pass loop: matching, replacements, rewrites, ledger, journals) into ``loop``."""
+    bare = result.get("no_pass")
+    if bare is None:
+        no_pass.add_missing("not timed")
+        loop.add_missing("not timed")
+        return
+    no_pass.add(bare["cpu"], bare["wall"])
+    comp = result["compile"]
+    loop.add(comp["cpu"] - bare["cpu"], comp["wall"] - bare["wall"])
+
+
 def measure_model(model: Model, args: argparse.Namespace, tmp: Path, report: Report) -> dict[str, Any]:
     """Rounds of load + compile and of the process, both sides, interleaved; prints the model's table."""
     f = model.facts
     sides = {k: Side() for k in ("ge_load", "ox_load", "ge_comp", "ox_comp", "ge_total", "ox_total",
                                  "ge_proc", "ox_proc", "ge_import", "ox_import", "ge_gc", "ox_gc", "same_comp",
-                                 "one_comp")}
+                                 "one_comp", "ge_no_pass", "ge_loop", "one_loop")}
     rewrites: dict[str, set[int]] = {"gebench": set(), "onnxscript": set(), "gebench process": set(),
                                      "onnxscript process": set(), "onnxscript same nodes": set(),
                                      "gebench one node": set()}
     same_rule = SAME_NODES_RULES.get(model.rule) if "same" not in args.skip else None
     one_rule = ONE_NODE_RULES.get(model.rule) if "same" not in args.skip else None
+    split_loop = "same" not in args.skip  # time compile() without passes too, to split off the pass loop
     skip: set[str] = set()
     pass_file = str(BENCH / RULES[model.rule]["pass"])
     info: dict[str, Any] = {}
@@ -1013,15 +1040,24 @@ def measure_model(model: Model, args: argparse.Namespace, tmp: Path, report: Rep
             if key in skip:
                 for k in (f"{side}_load", f"{side}_comp", f"{side}_total", f"{side}_import", f"{side}_gc"):
                     sides[k].add_missing("not repeated after a timeout")
+                if side == "ge" and split_loop:
+                    for k in ("ge_no_pass", "ge_loop"):
+                        sides[k].add_missing("not repeated after a timeout")
                 continue
-            p = run_child(side, {"model": str(model.path), "rule": model.rule}, args.timeout, tmp)
+            spec = {"model": str(model.path), "rule": model.rule, "no_pass": side == "ge" and split_loop}
+            p = run_child(side, spec, args.timeout, tmp)
             r = p.result
             if not p.ok or not r:
                 if p.timed_out:
                     skip.add(key)
                 for k in (f"{side}_load", f"{side}_comp", f"{side}_total", f"{side}_import", f"{side}_gc"):
                     sides[k].add_missing(p.error or "no result")
+                if side == "ge" and split_loop:
+                    for k in ("ge_no_pass", "ge_loop"):
+                        sides[k].add_missing(p.error or "no result")
                 continue
+            if side == "ge" and split_loop:
+                _add_split(sides["ge_no_pass"], sides["ge_loop"], r)
             sides[f"{side}_load"].add(r["load"]["cpu"], r["load"]["wall"], r["load"]["peak"], r["load"]["base"])
             sides[f"{side}_comp"].add(r["compile"]["cpu"], r["compile"]["wall"])
             if "gc_after" in r:
@@ -1037,15 +1073,21 @@ def measure_model(model: Model, args: argparse.Namespace, tmp: Path, report: Rep
         for side, rule, key, label in (("ox", same_rule, "same", "onnxscript same nodes"),
                                        ("ge", one_rule, "one", "gebench one node")):
             if rule is None or f"{key}_api" in skip:
+                if key == "one" and split_loop:
+                    sides["one_loop"].add_missing("not run")
                 continue
-            p = run_child(side, {"model": str(model.path), "rule": rule}, args.timeout, tmp)
+            p = run_child(side, {"model": str(model.path), "rule": rule, "no_pass": key == "one"}, args.timeout, tmp)
             if p.ok and p.result:
                 sides[f"{key}_comp"].add(p.result["compile"]["cpu"], p.result["compile"]["wall"])
                 rewrites[label].add(p.result["rewrites"])
+                if key == "one":
+                    _add_split(Side(), sides["one_loop"], p.result)
             else:
                 if p.timed_out:
                     skip.add(f"{key}_api")
                 sides[f"{key}_comp"].add_missing(p.error or "no result")
+                if key == "one":
+                    sides["one_loop"].add_missing(p.error or "no result")
         if "process" in args.skip or rnd >= args.process_rounds:
             continue
         for side in order:
@@ -1131,6 +1173,14 @@ def measure_model(model: Model, args: argparse.Namespace, tmp: Path, report: Rep
     if one_rule is not None:
         row("compile() defaults with a one-node rule (BatchMatMulV2 with bias) vs apply_to_model",
             sides["one_comp"], sides["ox_comp"], "cpu", None, None, _fmt_s, "cpu s", wall_too=True)
+    if split_loop:
+        row("compile() with no pass (the copy + GE's InferShape over the graph) vs apply_to_model",
+            sides["ge_no_pass"], sides["ox_comp"], "cpu", None, None, _fmt_s, "cpu s", wall_too=True)
+        row("the pass loop (compile() minus compile() with no pass) vs apply_to_model", sides["ge_loop"],
+            sides["ox_comp"], "cpu", None, None, _fmt_s, "cpu s", wall_too=True)
+        if one_rule is not None:
+            row("the pass loop with the one-node rule vs apply_to_model", sides["one_loop"], sides["ox_comp"], "cpu",
+                None, None, _fmt_s, "cpu s", wall_too=True)
     row("the full collection load + compile leaves due (gc.collect() after)", sides["ge_gc"], sides["ox_gc"], "cpu",
         None, None, _fmt_s, "cpu s", wall_too=True)
     if "process" not in args.skip:
@@ -1476,7 +1526,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--timeout", type=float, default=DEFAULT_TIMEOUT,
                         help=f"CPU seconds per step (subprocess; wall clock up to {WALL_FACTOR:g}x that)")
     parser.add_argument("--skip", default="", help="comma-separated: process, dumps, viz, parts, same (the rows "
-                        "that compare equal work: the same-nodes peer and the one-node gebench rule)")
+                        "that compare equal work: the same-nodes peer and the one-node gebench rule, and the split of "
+                        "compile() into compile() with no pass and the pass loop)")
     parser.add_argument("--quick", action="store_true", help="a few hundred nodes, 1 round (a check that it works)")
     parser.add_argument("--in-process", action="store_true",
                         help="run the steps in this interpreter, not in fresh ones (checks the benchmark works; its "
