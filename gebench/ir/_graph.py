@@ -1340,12 +1340,16 @@ class Graph:
         if not share:
             clone._producers = [None] * len(self._producers)
             clone._uses = [None] * len(self._uses)
-        for nid, node in self._nodes.items():
-            c = node._share_into(clone) if share else node._clone_into(clone, nid, node._name)
-            clone._nodes[nid] = c
-            clone._by_name[c._name] = nid
-            clone._by_type.setdefault(c._op_type, {})[nid] = None
-            if not share:
+        # the name and op-type indexes list the same ids under the same keys: copied whole, not rebuilt per node
+        clone._by_name = self._by_name.copy()
+        clone._by_type = {op_type: ids.copy() for op_type, ids in self._by_type.items()}
+        nodes = clone._nodes
+        if share:
+            for nid, node in self._nodes.items():
+                nodes[nid] = node._share_into(clone)
+        else:
+            for nid, node in self._nodes.items():
+                nodes[nid] = node._clone_into(clone, nid, node._name)
                 clone._producers[nid] = self._producers[nid].copy()  # type: ignore[union-attr]
                 clone._uses[nid] = list(map(copy_uses, self._uses[nid]))  # type: ignore[arg-type]
         if share:  # the rows too: both graphs copy a node's rows before they change them
