@@ -1003,15 +1003,18 @@ def _compile_breakdown(parts: dict[str, Any]) -> tuple[dict[str, float], list[st
     return derived, order
 
 
-def _add_split(no_pass: Side, loop: Side, result: dict[str, Any]) -> None:
-    """One round of a gebench child that also timed ``compile()`` with no pass: that time into ``no_pass``, and
-    the rest of its ``compile()`` (the pass loop: matching, replacements, rewrites, ledger, journals) into ``loop``."""
+def _add_split(no_pass: Side | None, loop: Side, result: dict[str, Any]) -> None:
+    """One round of a gebench child that also timed ``compile()`` with no pass: that time into ``no_pass`` (when
+    given), and the rest of its ``compile()`` (the pass loop: matching, replacements, rewrites, ledger, journals)
+    into ``loop``."""
     bare = result.get("no_pass")
     if bare is None:
-        no_pass.add_missing("not timed")
-        loop.add_missing("not timed")
+        for side in (no_pass, loop):
+            if side is not None:
+                side.add_missing("not timed")
         return
-    no_pass.add(bare["cpu"], bare["wall"])
+    if no_pass is not None:
+        no_pass.add(bare["cpu"], bare["wall"])
     comp = result["compile"]
     loop.add(comp["cpu"] - bare["cpu"], comp["wall"] - bare["wall"])
 
@@ -1081,7 +1084,7 @@ def measure_model(model: Model, args: argparse.Namespace, tmp: Path, report: Rep
                 sides[f"{key}_comp"].add(p.result["compile"]["cpu"], p.result["compile"]["wall"])
                 rewrites[label].add(p.result["rewrites"])
                 if key == "one":
-                    _add_split(Side(), sides["one_loop"], p.result)
+                    _add_split(None, sides["one_loop"], p.result)
             else:
                 if p.timed_out:
                     skip.add(f"{key}_api")
