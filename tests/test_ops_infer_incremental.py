@@ -5,6 +5,7 @@ on random graphs and random rewrites), at a cost that follows the change, not th
 from __future__ import annotations
 
 import importlib
+from unittest import mock
 
 import numpy as np
 import pytest
@@ -95,11 +96,19 @@ def _run_inference(g: ir.Graph) -> str:
     return ""
 
 
+@pytest.mark.parametrize("incremental_up_to", [None, 2.0], ids=["default", "always-incremental"])
 @settings(max_examples=120, deadline=None)
 @given(st.lists(st.tuples(st.integers(0, 2), st.integers(0, 50), st.integers(0, 50)), min_size=1, max_size=25),
        st.lists(st.lists(st.tuples(st.integers(0, 5), st.integers(0, 50), st.integers(0, 50)), max_size=6),
                 min_size=1, max_size=3))
-def test_incremental_inference_equals_whole_inference_after_random_rewrites(build, rounds):
+def test_incremental_inference_equals_whole_inference_after_random_rewrites(incremental_up_to, build, rounds):
+    # "always-incremental" keeps the incremental path on however much of these small graphs changed
+    share = infer_module._INCREMENTAL_UP_TO if incremental_up_to is None else incremental_up_to
+    with mock.patch.object(infer_module, "_INCREMENTAL_UP_TO", share):
+        _check_incremental_equals_whole(build, rounds)
+
+
+def _check_incremental_equals_whole(build, rounds):
     g = _build(build)
     _run_inference(g)
     for changes in rounds:
@@ -157,6 +166,43 @@ def test_reinference_after_a_local_change_costs_the_change_not_the_graph(monkeyp
     data.outputs[0] = TensorDesc.of(DataType.DT_FLOAT, (2, 16))  # changes every shape downstream
     ops.infer_graph(g)
     assert len(calls) == n + 2 and tail.outputs[0].shape == (2, 16)  # Data, the chain and the tail
+
+
+def test_more_than_a_third_of_the_graph_changed_is_inferred_whole(monkeypatch):
+    n = 30
+    g = _chain(n)  # a Data and n unary nodes
+    ops.infer_graph(g)
+    rules, incremental = [], []
+    original_rule, original_changed = infer_module._apply_rule, infer_module._infer_changed
+
+    def counting_rule(graph, node, *args):
+        rules.append(node.name)
+        return original_rule(graph, node, *args)
+
+    def counting_changed(graph, state):
+        incremental.append(len(state.dirty))
+        return original_changed(graph, state)
+
+    monkeypatch.setattr(infer_module, "_apply_rule", counting_rule)
+    monkeypatch.setattr(infer_module, "_infer_changed", counting_changed)
+    third = (n + 1) // 3  # 10 of 31 nodes: up to a third
+    for i in range(third):
+        g.touch(g.node_by_name(f"u{n - 1 - i}"))
+    ops.infer_graph(g)
+    assert incremental == [third] and rules == [f"u{n - 1 - i}" for i in reversed(range(third))]
+    rules.clear()
+    incremental.clear()
+    for i in range(third + 1):  # one more than a third: the whole graph, Data included
+        g.touch(g.node_by_name(f"u{i}"))
+    whole = g.copy()
+    whole._inference = None
+    ops.infer_graph(g)
+    assert incremental == [] and len(rules) == n + 1
+    ops.infer_graph(whole)
+    assert first_difference(g, whole) is None
+    rules.clear()
+    ops.infer_graph(g)  # and the state it leaves is used again: nothing changed, nothing inferred
+    assert rules == [] and incremental == [0]
 
 
 def test_a_changed_rule_set_infers_everything_again(monkeypatch):

@@ -697,6 +697,11 @@ def _state_key() -> tuple[int, int]:
 
 _rules_generation = [0]
 
+#: the largest share of a graph's nodes changed since its last inference that :func:`infer_graph` re-infers
+#: incrementally; above it a whole inference (same result) costs about as much or less: it needs no ordering of
+#: its own, and the nodes reached from that many changed ones are usually most of the graph
+_INCREMENTAL_UP_TO = 1 / 3
+
 
 def infer_graph(graph: Graph, *, allow_unknown_ops: bool = False) -> None:
     """Infer every node of ``graph`` in topological order (then its subgraphs).
@@ -704,7 +709,8 @@ def infer_graph(graph: Graph, *, allow_unknown_ops: bool = False) -> None:
     The result is always that of inferring every node. Cost: O(nodes · rank) the first time; after that, when
     the graph has no subgraphs and the rules and custom ops are the same, only the nodes changed since the last
     call and the nodes downstream whose inputs changed as a result are inferred again, O(changed · log changed)
-    (the graph records what changed: :class:`InferenceState`).
+    (the graph records what changed: :class:`InferenceState`), unless more than a third of the nodes changed:
+    then the whole graph is, which costs about as much or less (what changed usually reaches most of the rest).
 
     Args:
         allow_unknown_ops: keep the output descs of nodes whose op has no inference rule instead of raising.
@@ -717,7 +723,8 @@ def infer_graph(graph: Graph, *, allow_unknown_ops: bool = False) -> None:
     key = _state_key()
     state = graph._inference
     if (state is not None and state.key == key and state.allow_unknown_ops == allow_unknown_ops
-            and not graph.subgraphs and graph.parent_graph is None):
+            and not graph.subgraphs and graph.parent_graph is None
+            and len(state.dirty) <= _INCREMENTAL_UP_TO * len(graph._nodes)):
         _infer_changed(graph, state)
         return
     graph._inference = None
@@ -728,20 +735,26 @@ def infer_graph(graph: Graph, *, allow_unknown_ops: bool = False) -> None:
     graph._inference = InferenceState(values, allow_unknown_ops, key)
 
 
+_TypeEntry = tuple["InferRule | None", "OpSchema | None", "RuleMemo | None"]
+
+
 def _infer_all(graph: Graph, nodes: Iterable[Node], values: dict[tuple[int, int], np.ndarray],
-               allow_unknown_ops: bool, memos: dict[str, RuleMemo] | None = None) -> None:
+               allow_unknown_ops: bool, memos: dict[str, RuleMemo] | None = None,
+               by_type: dict[str, _TypeEntry] | None = None) -> None:
     """Infer each of ``nodes`` in turn (topological order) as :func:`infer_node` does, except that a Const whose
     desc already states its value is left alone while the built-in Const rule is the registered one
     (:func:`_const_unchanged`), and that with ``allow_unknown_ops`` a node whose op has no rule only has its inputs
     synced. What is the same for every node of one op type (its rule, its schema) is looked up once per call.
 
     ``memos``: op type -> :class:`RuleMemo` of the built-in rules, for this call and others of the same run
-    (made here when not given)."""
+    (made here when not given). ``by_type``: op type -> (rule, schema, memo) as looked up here, for callers that
+    infer one node per call (made here when not given; it must come with the same ``memos``)."""
     rules = _RULES
     const_shortcut = rules.get("Const") is _const
     if memos is None:
         memos = {}
-    by_type: dict[str, tuple[InferRule | None, OpSchema | None, RuleMemo | None]] = {}
+    if by_type is None:
+        by_type = {}
     for node in nodes:
         op_type = node._op_type
         if op_type == "Const" and const_shortcut and _const_unchanged(node):
@@ -780,30 +793,47 @@ def _infer_changed(graph: Graph, state: InferenceState) -> None:
     (a changed node's outputs may differ from what its consumers last saw, even when inferring it gives what
     is on it now: an output desc set by hand), and further down every consumer of a node whose outputs (descs
     or folded values) came out different. A node whose inputs are as they were gives what it gave before, so
-    the graph ends as a whole inference would leave it."""
+    the graph ends as a whole inference would leave it.
+
+    The changed nodes are sorted once by position; only the nodes reached from them that are not changed
+    themselves go through a heap, merged with that order. Cost: O(k log k) for the k nodes inferred, plus
+    their rules."""
     graph._inference = None  # nothing to record while inferring; stays None if a rule fails
     nodes, pos, uses = graph._nodes, graph._pos, graph._uses
     changed = {nid for nid in state.dirty if nid in nodes}
-    heap = [(pos[nid], nid) for nid in changed]
-    heapq.heapify(heap)
+    order = sorted(changed, key=pos.__getitem__)
+    reached: list[tuple[float, int]] = []  # (position, id) of queued nodes that are not in ``changed``
     queued = set(changed)
     values = state.values
     allow_unknown_ops = state.allow_unknown_ops
     memos: dict[str, RuleMemo] = {}
-    while heap:
-        _, nid = heapq.heappop(heap)
-        node = nodes[nid]
-        before = _outputs_state(node)
-        old = [values.pop((nid, port), None) for port in range(len(node.outputs))]
-        _infer_all(graph, (node,), values, allow_unknown_ops, memos)
-        if nid not in changed and _outputs_state(node) == before and all(
-                _same_value(v, values.get((nid, port))) for port, v in enumerate(old)):
-            continue
+    by_type: dict[str, _TypeEntry] = {}
+    push, pop = heapq.heappush, heapq.heappop
+    const_shortcut = _RULES.get("Const") is _const
+    i, n_changed = 0, len(order)
+    while i < n_changed or reached:
+        if reached and (i == n_changed or reached[0][0] < pos[order[i]]):
+            nid = pop(reached)[1]
+            node = nodes[nid]
+            before = _outputs_state(node)
+            old = [values.pop((nid, port), None) for port in range(len(node.outputs))]
+            _infer_all(graph, (node,), values, allow_unknown_ops, memos, by_type)
+            if _outputs_state(node) == before and all(
+                    _same_value(v, values.get((nid, port))) for port, v in enumerate(old)):
+                continue
+        else:  # a changed node: its consumers are queued whatever its outputs come out as
+            nid = order[i]
+            i += 1
+            node = nodes[nid]
+            for port in range(len(node.outputs)):
+                values.pop((nid, port), None)
+            if not (const_shortcut and node._op_type == "Const" and _const_unchanged(node)):  # as _infer_all
+                _infer_all(graph, (node,), values, allow_unknown_ops, memos, by_type)
         for port_uses in uses[nid]:
             for dst, _ in port_uses:
                 if dst not in queued:
                     queued.add(dst)
-                    heapq.heappush(heap, (pos[dst], dst))
+                    push(reached, (pos[dst], dst))
     state.dirty = set()
     graph._inference = state
     _log.debug("graph %s: inferred %d changed or affected nodes of %d", graph.name, len(queued), len(nodes))
