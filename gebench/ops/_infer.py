@@ -735,7 +735,8 @@ def infer_graph(graph: Graph, *, allow_unknown_ops: bool = False) -> None:
     graph._inference = InferenceState(values, allow_unknown_ops, key)
 
 
-_TypeEntry = tuple["InferRule | None", "OpSchema | None", "RuleMemo | None"]
+#: what _infer_all looks up once per op type: its rule, its schema and its rule memo (None where there is none)
+_TypeEntry = tuple[InferRule | None, OpSchema | None, RuleMemo | None]
 
 
 def _infer_all(graph: Graph, nodes: Iterable[Node], values: dict[tuple[int, int], np.ndarray],
